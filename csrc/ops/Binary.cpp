@@ -1,0 +1,182 @@
+// Binary arithmetic: add, sub, mul, div (all rounding modes), maximum, minimum, bitwise ops,
+// threshold_backward (relu's gradient), sigmoid/tanh backward. Functional, in-place and out=.
+#include <ATen/native/TensorIterator.h>
+#include <ATen/ScalarOps.h>
+#include <torch/library.h>
+
+#include "ops/Elementwise.h"
+
+namespace torch_ocl {
+namespace {
+
+using Builder = at::TensorIterator (*)(at::TensorBase&, const at::TensorBase&, const at::TensorBase&);
+
+at::TensorIterator binary(at::TensorBase& out, const at::TensorBase& a, const at::TensorBase& b) {
+  return at::TensorIterator::borrowing_binary_op(out, a, b);
+}
+at::TensorIterator binary_float(at::TensorBase& out, const at::TensorBase& a,
+                                const at::TensorBase& b) {
+  return at::TensorIterator::binary_float_op(out, a, b);
+}
+
+// out == undefined: functional; out == a: in-place; else out=.
+at::Tensor run(at::Tensor out, const at::Tensor& a, const at::Tensor& b, Builder build,
+               const char* op, const EwParams& params = {}) {
+  at::TensorBase out_base = out;
+  auto iter = build(out_base, a, b);
+  launch_elementwise(iter, op, params);
+  return iter.output();
+}
+
+EwParams alpha(const at::Scalar& a) {
+  EwParams p;
+  p.p0 = a;
+  return p;
+}
+
+at::Tensor add(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
+  return run({}, a, b, binary, "add", alpha(al));
+}
+at::Tensor& add_(at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
+  run(a, a, b, binary, "add", alpha(al));
+  return a;
+}
+at::Tensor& add_out(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al,
+                    at::Tensor& out) {
+  run(out, a, b, binary, "add", alpha(al));
+  return out;
+}
+at::Tensor sub(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
+  return run({}, a, b, binary, "sub", alpha(al));
+}
+at::Tensor& sub_(at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
+  run(a, a, b, binary, "sub", alpha(al));
+  return a;
+}
+at::Tensor& sub_out(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al,
+                    at::Tensor& out) {
+  run(out, a, b, binary, "sub", alpha(al));
+  return out;
+}
+
+const char* div_op(std::optional<c10::string_view> mode) {
+  if (!mode) return "div_true";
+  if (*mode == "trunc") return "div_trunc";
+  if (*mode == "floor") return "div_floor";
+  TORCH_CHECK(false, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+              *mode, "'");
+}
+Builder div_builder(std::optional<c10::string_view> mode) { return mode ? binary : binary_float; }
+
+at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b,
+                    std::optional<c10::string_view> mode) {
+  return run({}, a, b, div_builder(mode), div_op(mode));
+}
+at::Tensor& div_mode_(at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
+  run(a, a, b, div_builder(mode), div_op(mode));
+  return a;
+}
+at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b,
+                         std::optional<c10::string_view> mode, at::Tensor& out) {
+  run(out, a, b, div_builder(mode), div_op(mode));
+  return out;
+}
+
+#define TORCH_OCL_BINARY(name, builder, op)                                          \
+  at::Tensor name(const at::Tensor& a, const at::Tensor& b) {                        \
+    return run({}, a, b, builder, op);                                               \
+  }                                                                                  \
+  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) {                          \
+    run(a, a, b, builder, op);                                                       \
+    return a;                                                                        \
+  }                                                                                  \
+  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) { \
+    run(out, a, b, builder, op);                                                     \
+    return out;                                                                      \
+  }
+
+TORCH_OCL_BINARY(mul, binary, "mul")
+TORCH_OCL_BINARY(div, binary_float, "div_true")
+TORCH_OCL_BINARY(maximum, binary, "maximum")
+TORCH_OCL_BINARY(minimum, binary, "minimum")
+TORCH_OCL_BINARY(bitwise_and, binary, "bitwise_and")
+TORCH_OCL_BINARY(bitwise_or, binary, "bitwise_or")
+TORCH_OCL_BINARY(bitwise_xor, binary, "bitwise_xor")
+TORCH_OCL_BINARY(sigmoid_backward, binary, "sigmoid_backward")
+TORCH_OCL_BINARY(tanh_backward, binary, "tanh_backward")
+#undef TORCH_OCL_BINARY
+
+at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self,
+                              const at::Scalar& threshold) {
+  EwParams p;
+  p.p0 = threshold;
+  return run({}, grad, self, binary, "threshold_backward", p);
+}
+at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& self,
+                                   const at::Scalar& threshold, at::Tensor& out) {
+  EwParams p;
+  p.p0 = threshold;
+  run(out, grad, self, binary, "threshold_backward", p);
+  return out;
+}
+
+// Scalar overloads of the bitwise ops are native (not composite) in ATen.
+#define TORCH_OCL_BINARY_SCALAR(name)                                                      \
+  at::Tensor name##_scalar(const at::Tensor& a, const at::Scalar& b) {                     \
+    return torch_ocl::name(a, at::native::wrapped_scalar_tensor(b));                                  \
+  }                                                                                        \
+  at::Tensor& name##_scalar_(at::Tensor& a, const at::Scalar& b) {                         \
+    return torch_ocl::name##_(a, at::native::wrapped_scalar_tensor(b));                               \
+  }                                                                                        \
+  at::Tensor& name##_scalar_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) { \
+    return torch_ocl::name##_out(a, at::native::wrapped_scalar_tensor(b), out);                       \
+  }
+TORCH_OCL_BINARY_SCALAR(bitwise_and)
+TORCH_OCL_BINARY_SCALAR(bitwise_or)
+TORCH_OCL_BINARY_SCALAR(bitwise_xor)
+#undef TORCH_OCL_BINARY_SCALAR
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", add);
+  m.impl("add_.Tensor", add_);
+  m.impl("add.out", add_out);
+  m.impl("sub.Tensor", sub);
+  m.impl("sub_.Tensor", sub_);
+  m.impl("sub.out", sub_out);
+  m.impl("div.Tensor_mode", div_mode);
+  m.impl("div_.Tensor_mode", div_mode_);
+  m.impl("div.out_mode", div_mode_out);
+#define TORCH_OCL_REG(name, schema)             \
+  m.impl(#name "." schema, name);               \
+  m.impl(#name "_." schema, name##_);           \
+  m.impl(#name ".out", name##_out);
+  TORCH_OCL_REG(mul, "Tensor")
+  TORCH_OCL_REG(div, "Tensor")
+  TORCH_OCL_REG(bitwise_and, "Tensor")
+  TORCH_OCL_REG(bitwise_or, "Tensor")
+  TORCH_OCL_REG(bitwise_xor, "Tensor")
+#undef TORCH_OCL_REG
+  m.impl("maximum", maximum);
+  m.impl("maximum.out", maximum_out);
+  m.impl("minimum", minimum);
+  m.impl("minimum.out", minimum_out);
+  m.impl("sigmoid_backward", sigmoid_backward);
+  m.impl("sigmoid_backward.grad_input", sigmoid_backward_out);
+  m.impl("tanh_backward", tanh_backward);
+  m.impl("tanh_backward.grad_input", tanh_backward_out);
+  m.impl("threshold_backward", threshold_backward);
+  m.impl("threshold_backward.grad_input", threshold_backward_out);
+  m.impl("bitwise_and.Scalar", bitwise_and_scalar);
+  m.impl("bitwise_and_.Scalar", bitwise_and_scalar_);
+  m.impl("bitwise_and.Scalar_out", bitwise_and_scalar_out);
+  m.impl("bitwise_or.Scalar", bitwise_or_scalar);
+  m.impl("bitwise_or_.Scalar", bitwise_or_scalar_);
+  m.impl("bitwise_or.Scalar_out", bitwise_or_scalar_out);
+  m.impl("bitwise_xor.Scalar", bitwise_xor_scalar);
+  m.impl("bitwise_xor_.Scalar", bitwise_xor_scalar_);
+  m.impl("bitwise_xor.Scalar_out", bitwise_xor_scalar_out);
+}
+
+}  // namespace torch_ocl

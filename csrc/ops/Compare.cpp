@@ -1,0 +1,150 @@
+// Comparisons (eq, ne, lt, le, gt, ge with tensor or scalar), where, and clamp.
+#include <ATen/native/TensorIterator.h>
+#include <ATen/ScalarOps.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/result_type.h>
+#include <torch/library.h>
+
+#include "ops/Elementwise.h"
+
+namespace torch_ocl {
+namespace {
+
+at::Tensor compare(at::Tensor out, const at::Tensor& a, const at::Tensor& b, const char* op) {
+  at::TensorBase out_base = out;
+  auto iter = at::TensorIterator::comparison_op(out_base, a, b);
+  launch_elementwise(iter, op);
+  return iter.output();
+}
+
+#define TORCH_OCL_COMPARE(name)                                                              \
+  at::Tensor name(const at::Tensor& a, const at::Tensor& b) { return compare({}, a, b, #name); } \
+  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) {                                  \
+    compare(a, a, b, #name);                                                                 \
+    return a;                                                                                \
+  }                                                                                          \
+  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {        \
+    compare(out, a, b, #name);                                                               \
+    return out;                                                                              \
+  }                                                                                          \
+  at::Tensor name##_s(const at::Tensor& a, const at::Scalar& b) {                            \
+    return compare({}, a, at::native::wrapped_scalar_tensor(b), #name);                      \
+  }                                                                                          \
+  at::Tensor& name##_s_(at::Tensor& a, const at::Scalar& b) {                                \
+    compare(a, a, at::native::wrapped_scalar_tensor(b), #name);                              \
+    return a;                                                                                \
+  }                                                                                          \
+  at::Tensor& name##_s_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) {      \
+    compare(out, a, at::native::wrapped_scalar_tensor(b), #name);                            \
+    return out;                                                                              \
+  }
+TORCH_OCL_COMPARE(eq)
+TORCH_OCL_COMPARE(ne)
+TORCH_OCL_COMPARE(lt)
+TORCH_OCL_COMPARE(le)
+TORCH_OCL_COMPARE(gt)
+TORCH_OCL_COMPARE(ge)
+#undef TORCH_OCL_COMPARE
+
+at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other,
+                      at::Tensor& out) {
+  TORCH_CHECK(cond.scalar_type() == at::kBool || cond.scalar_type() == at::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              cond.scalar_type());
+  const at::ScalarType result = at::result_type(self, other);
+  at::TensorBase out_base = out;
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .allow_cpu_scalars(true)
+                  .add_output(out_base)
+                  .add_const_input(cond)
+                  .add_const_input(self)
+                  .add_const_input(other)
+                  .build();
+  EwParams p;
+  p.compute = result;
+  launch_elementwise(iter, "where", p);
+  return out;
+}
+
+at::Tensor where(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
+  const at::ScalarType result = at::result_type(self, other);
+  at::Tensor out = at::empty({0}, self.options().dtype(result).device(
+                                      self.is_cpu() ? other.device() : self.device()));
+  return where_out(cond, self, other, out);
+}
+
+at::Tensor clamp_impl(at::Tensor out, const at::Tensor& a, const std::optional<at::Scalar>& lo,
+                      const std::optional<at::Scalar>& hi) {
+  TORCH_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  at::TensorBase out_base = out;
+  auto iter = at::TensorIterator::unary_op(out_base, a);
+  EwParams p;
+  std::string extra;
+  if (lo) {
+    p.p0 = *lo;
+    extra += "-DHAS_LO ";
+  }
+  if (hi) {
+    p.p1 = *hi;
+    extra += "-DHAS_HI";
+  }
+  p.extra = extra.c_str();
+  launch_elementwise(iter, "clamp", p);
+  return iter.output();
+}
+
+at::Tensor clamp(const at::Tensor& a, const std::optional<at::Scalar>& lo,
+                 const std::optional<at::Scalar>& hi) {
+  return clamp_impl({}, a, lo, hi);
+}
+at::Tensor& clamp_(at::Tensor& a, const std::optional<at::Scalar>& lo,
+                   const std::optional<at::Scalar>& hi) {
+  clamp_impl(a, a, lo, hi);
+  return a;
+}
+at::Tensor& clamp_out(const at::Tensor& a, const std::optional<at::Scalar>& lo,
+                      const std::optional<at::Scalar>& hi, at::Tensor& out) {
+  clamp_impl(out, a, lo, hi);
+  return out;
+}
+at::Tensor clamp_min(const at::Tensor& a, const at::Scalar& lo) { return clamp_impl({}, a, lo, {}); }
+at::Tensor& clamp_min_(at::Tensor& a, const at::Scalar& lo) {
+  clamp_impl(a, a, lo, {});
+  return a;
+}
+at::Tensor clamp_max(const at::Tensor& a, const at::Scalar& hi) { return clamp_impl({}, a, {}, hi); }
+at::Tensor& clamp_max_(at::Tensor& a, const at::Scalar& hi) {
+  clamp_impl(a, a, {}, hi);
+  return a;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+#define TORCH_OCL_REG(name)                       \
+  m.impl(#name ".Tensor", name);                  \
+  m.impl(#name "_.Tensor", name##_);              \
+  m.impl(#name ".Tensor_out", name##_out);        \
+  m.impl(#name ".Scalar", name##_s);              \
+  m.impl(#name "_.Scalar", name##_s_);            \
+  m.impl(#name ".Scalar_out", name##_s_out);
+  TORCH_OCL_REG(eq)
+  TORCH_OCL_REG(ne)
+  TORCH_OCL_REG(lt)
+  TORCH_OCL_REG(le)
+  TORCH_OCL_REG(gt)
+  TORCH_OCL_REG(ge)
+#undef TORCH_OCL_REG
+  m.impl("where.self", where);
+  m.impl("where.self_out", where_out);
+  m.impl("clamp", clamp);
+  m.impl("clamp_", clamp_);
+  m.impl("clamp.out", clamp_out);
+  m.impl("clamp_min", clamp_min);
+  m.impl("clamp_min_", clamp_min_);
+  m.impl("clamp_max", clamp_max);
+  m.impl("clamp_max_", clamp_max_);
+}
+
+}  // namespace torch_ocl

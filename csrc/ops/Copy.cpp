@@ -1,0 +1,171 @@
+// Copies between the host and the device and on the device (_copy_from, the op copy_ calls for
+// PrivateUse1), and _local_scalar_dense (Tensor.item()).
+//
+// Host-to-device copies never wait: pinned sources are read asynchronously; pageable sources
+// are first copied into a staging buffer that the driver frees when the transfer completes.
+// Device-to-host copies wait (the host needs the data), except into pinned memory with
+// non_blocking=True.
+#include <ATen/TensorIterator.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/library.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "ops/Elementwise.h"
+#include "runtime/Allocator.h"
+#include "runtime/HostAllocator.h"
+#include "runtime/Launch.h"
+#include "runtime/OclApi.h"
+#include "runtime/Stream.h"
+#include "runtime/Sync.h"
+
+namespace torch_ocl {
+namespace {
+
+bool is_ocl(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+void CL_CALLBACK free_staging(cl_event, cl_int, void* data) { std::free(data); }
+
+// Writes nbytes of host memory into dst's buffer; returns without waiting.
+void write_async(const at::Tensor& dst, const void* src, size_t nbytes, bool src_pinned) {
+  BufferRef b = buffer_of(dst);
+  cl_command_queue q = current_queue(dst.device().index());
+  cl_event done = nullptr;
+  if (src_pinned) {
+    OCL_CHECK(cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, src, 0, nullptr,
+                                        &done));
+    record_host_use(src, done);
+  } else {
+    void* staging = std::malloc(nbytes);
+    TORCH_CHECK_WITH(OutOfMemoryError, staging, "torch-ocl: out of host memory staging a ",
+                     nbytes, "-byte copy");
+    std::memcpy(staging, src, nbytes);
+    const cl_int err =
+        cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, staging, 0, nullptr, &done);
+    if (err != CL_SUCCESS) std::free(staging);
+    OCL_CHECK(err);
+    OCL_CHECK(cl().clSetEventCallback(done, CL_COMPLETE, &free_staging, staging));
+  }
+  flush(q);
+  cl().clReleaseEvent(done);
+}
+
+// Reads a contiguous device tensor into host memory.
+void read(const at::Tensor& src, void* dst, size_t nbytes, bool non_blocking) {
+  BufferRef b = buffer_of(src);
+  cl_command_queue q = current_queue(src.device().index());
+  const bool async = non_blocking && is_pinned(dst);
+  if (!async) host_wait("copying an ocl tensor to the CPU (.cpu(), .item(), .tolist(), print)");
+  cl_event done = nullptr;
+  OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, async ? CL_FALSE : CL_TRUE, b.offset, nbytes, dst,
+                                     0, nullptr, async ? &done : nullptr));
+  if (async) {
+    flush(q);
+    record_host_use(dst, done);
+    cl().clReleaseEvent(done);
+  }
+}
+
+// Device-to-device copy with broadcasting and dtype conversion (same device).
+void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
+  if (src.dtype() == dst.dtype() && src.sizes() == dst.sizes() && src.is_contiguous() &&
+      dst.is_contiguous() && !src.is_neg() && !src.is_conj()) {
+    if (dst.numel() == 0) return;
+    BufferRef s = buffer_of(src), d = buffer_of(dst);
+    if (s.mem == d.mem && s.offset == d.offset) return;
+    cl_command_queue q = current_queue(dst.device().index());
+    OCL_CHECK(cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, dst.nbytes(), 0,
+                                       nullptr, nullptr));
+    note_enqueued(q);
+    return;
+  }
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(dst)
+                  .add_const_input(src)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .check_all_same_device(false)
+                  .build();
+  EwParams params;
+  params.compute = src.scalar_type();
+  launch_elementwise(iter, "copy", params);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(!self.is_complex() && !dst.is_complex(),
+              "torch-ocl: complex tensors are not supported on the ocl device yet");
+  if (dst.numel() == 0) return dst;
+  if (is_ocl(self) && is_ocl(dst)) {
+    if (self.device() != dst.device()) {
+      // Separate contexts: go through the host.
+      at::Tensor host = self.to(at::kCPU);
+      c10::DeviceGuard guard(dst.device());
+      return copy_from(host, dst, non_blocking);
+    }
+    c10::DeviceGuard guard(dst.device());
+    copy_on_device(self, dst);
+    return dst;
+  }
+  if (is_ocl(dst)) {  // host -> device
+    c10::DeviceGuard guard(dst.device());
+    at::Tensor src = self;
+    if (src.dtype() != dst.dtype() || src.sizes() != dst.sizes() || !src.is_contiguous() ||
+        src.is_neg() || src.is_conj()) {
+      src = self.to(dst.scalar_type()).expand(dst.sizes()).contiguous().resolve_neg();
+    }
+    if (dst.is_contiguous()) {
+      write_async(dst, src.data_ptr(), dst.nbytes(), non_blocking && is_pinned(src.data_ptr()));
+    } else {
+      at::Tensor tmp = at::empty(dst.sizes(), dst.options());
+      write_async(tmp, src.data_ptr(), tmp.nbytes(), non_blocking && is_pinned(src.data_ptr()));
+      copy_on_device(tmp, dst);
+    }
+    return dst;
+  }
+  // device -> host
+  c10::DeviceGuard guard(self.device());
+  at::Tensor src = self;
+  if (!src.is_contiguous() || src.is_neg()) {
+    src = at::empty(self.sizes(), self.options());
+    copy_on_device(self, src);
+  }
+  if (dst.is_contiguous() && dst.dtype() == src.dtype() && dst.sizes() == src.sizes()) {
+    read(src, dst.data_ptr(), src.nbytes(), non_blocking);
+  } else {
+    at::Tensor host = at::empty(src.sizes(), src.options().device(at::kCPU));
+    read(src, host.data_ptr(), src.nbytes(), false);
+    dst.copy_(host);
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor host = at::empty({}, self.options().device(at::kCPU));
+  at::Tensor src = self;
+  if (src.is_neg()) src = src.resolve_neg();
+  BufferRef b = buffer_of(src);
+  cl_command_queue q = current_queue(self.device().index());
+  host_wait("Tensor.item() / _local_scalar_dense");
+  OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, self.itemsize(),
+                                     host.data_ptr(), 0, nullptr, nullptr));
+  return host.item();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+}
+
+}  // namespace torch_ocl

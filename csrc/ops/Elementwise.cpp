@@ -1,0 +1,169 @@
+#include "ops/Elementwise.h"
+
+#include <ATen/native/TensorIterator.h>
+#include <c10/util/Exception.h>
+
+#include "runtime/Device.h"
+#include "runtime/Launch.h"
+#include "runtime/Program.h"
+
+namespace torch_ocl {
+
+const char* type_tag(at::ScalarType t, int device) {
+  switch (t) {
+    case at::kFloat:
+      return "float";
+    case at::kDouble:
+      TORCH_CHECK(device_info(device).fp64, "torch-ocl: ocl:", device, " (",
+                  device_info(device).name,
+                  ") does not support float64 (no cl_khr_fp64); use float32.");
+      return "double";
+    case at::kHalf:
+      return "half";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kLong:
+      return "long";
+    case at::kInt:
+      return "int";
+    case at::kShort:
+      return "short";
+    case at::kChar:
+      return "char";
+    case at::kByte:
+      return "uchar";
+    case at::kBool:
+      return "bool";
+    default:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "torch-ocl: dtype ", t,
+                                  " is not supported on the ocl device yet");
+  }
+}
+
+bool is_floating_tag(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
+}
+
+void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16:
+      launch.arg(v.to<float>());
+      break;
+    case at::kDouble:
+      launch.arg(v.to<double>());
+      break;
+    case at::kLong:
+      launch.arg(v.to<int64_t>());
+      break;
+    case at::kInt:
+      launch.arg(v.to<int32_t>());
+      break;
+    case at::kShort:
+      launch.arg(v.to<int16_t>());
+      break;
+    case at::kChar:
+      launch.arg(v.to<int8_t>());
+      break;
+    case at::kByte:
+      launch.arg(v.to<uint8_t>());
+      break;
+    case at::kBool:
+      launch.arg(static_cast<uint8_t>(v.to<bool>()));
+      break;
+    default:
+      TORCH_CHECK(false, "torch-ocl: unsupported compute dtype ", t);
+  }
+}
+
+namespace {
+
+constexpr int kMaxDims = 8;
+constexpr size_t kLocalSize = 256;
+
+void push_strides(KernelLaunch& launch, at::TensorIteratorBase& iter, int arg) {
+  cl_long8 v{};
+  const auto strides = iter.strides(arg);
+  const int64_t size = iter.element_size(arg);
+  for (int d = 0; d < iter.ndim(); ++d) v.s[d] = strides[d] / size;
+  launch.arg(v);
+}
+
+}  // namespace
+
+void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwParams& params) {
+  TORCH_INTERNAL_ASSERT(iter.noutputs() == 1 && iter.ninputs() <= 3);
+  if (iter.numel() == 0) return;
+  const int device = iter.device(0).index();
+  TORCH_CHECK_NOT_IMPLEMENTED(iter.ndim() <= kMaxDims, "torch-ocl: elementwise '", op,
+                              "' over more than ", kMaxDims,
+                              " non-collapsible dimensions is not supported yet; call "
+                              ".contiguous() first");
+  const at::ScalarType comp =
+      params.compute != at::ScalarType::Undefined ? params.compute : iter.common_dtype();
+  const int nin = iter.ninputs();
+  const bool contiguous = iter.is_contiguous();
+  const int ndim = contiguous ? 0 : iter.ndim();
+
+  std::string opts;
+  opts.reserve(160);
+  opts += "-DOP_";
+  opts += op;
+  opts += " -DOUT_T=";
+  opts += type_tag(iter.dtype(0), device);
+  opts += " -DCOMP_T=";
+  opts += type_tag(comp, device);
+  if (is_floating_tag(comp)) opts += " -DCOMP_FLOAT";
+  opts += " -DNIN=";
+  opts += static_cast<char>('0' + nin);
+  bool scalar[3] = {false, false, false};
+  for (int k = 0; k < nin; ++k) {
+    const int arg = 1 + k;
+    scalar[k] = iter.is_cpu_scalar(arg);
+    opts += " -DIN";
+    opts += static_cast<char>('0' + k);
+    opts += "_T=";
+    opts += type_tag(iter.dtype(arg), device);
+    if (scalar[k]) {
+      opts += " -DIN";
+      opts += static_cast<char>('0' + k);
+      opts += "_SCALAR";
+    }
+  }
+  opts += " -DNDIM=";
+  opts += static_cast<char>('0' + ndim);
+  if (!iter.can_use_32bit_indexing()) opts += " -DIDX64";
+  if (params.extra) {
+    opts += ' ';
+    opts += params.extra;
+  }
+
+  cl_kernel kernel = get_kernel(device, "elementwise.cl", "elementwise", opts);
+  KernelLaunch launch(kernel);
+  launch.arg(static_cast<cl_ulong>(iter.numel()));
+  launch.buffer(buffer_at(iter.data_ptr(0)), iter.element_size(0));
+  for (int k = 0; k < nin; ++k) {
+    const int arg = 1 + k;
+    if (scalar[k]) {
+      // A 0-dim CPU tensor: its value in the compute type.
+      const c10::Scalar value = iter.tensor(arg).item();
+      push_compute_scalar(launch, value, comp);
+    } else {
+      launch.buffer(buffer_at(iter.data_ptr(arg)), iter.element_size(arg));
+    }
+  }
+  push_compute_scalar(launch, params.p0, comp);
+  push_compute_scalar(launch, params.p1, comp);
+  if (ndim > 0) {
+    cl_long8 sizes{};
+    for (int d = 0; d < ndim; ++d) sizes.s[d] = iter.shape()[d];
+    launch.arg(sizes);
+    push_strides(launch, iter, 0);
+    for (int k = 0; k < nin; ++k)
+      if (!scalar[k]) push_strides(launch, iter, 1 + k);
+  }
+  launch.enqueue1d(device, static_cast<size_t>(iter.numel()), kLocalSize);
+}
+
+}  // namespace torch_ocl

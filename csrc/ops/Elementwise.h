@@ -1,0 +1,30 @@
+// The strided elementwise engine: launches kernels/elementwise.cl over a built TensorIterator
+// (any rank, broadcasting, type promotion, CPU scalar operands, non-contiguous outputs).
+#pragma once
+
+#include <ATen/TensorIterator.h>
+#include <c10/core/Scalar.h>
+
+#include <string>
+
+namespace torch_ocl {
+
+struct EwParams {
+  c10::Scalar p0 = 0, p1 = 0;
+  at::ScalarType compute = at::ScalarType::Undefined;  // default: the iterator's common dtype
+  const char* extra = nullptr;                         // extra build options (e.g. -DHAS_LO)
+};
+
+// Runs OP_<op> of kernels/elementwise.cl over `iter` (one output, up to three inputs).
+void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwParams& params = {});
+
+// The kernels' type tag of a dtype ("float", "half", ...); raises for unsupported dtypes or
+// float64 on a device without fp64.
+const char* type_tag(at::ScalarType t, int device);
+bool is_floating_tag(at::ScalarType t);
+
+// Appends a value of dtype `t`'s compute type (float for half/bfloat16) as a kernel argument.
+class KernelLaunch;
+void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t);
+
+}  // namespace torch_ocl

@@ -1,0 +1,17 @@
+// The boxed CPU fallback for every op without a native ocl kernel, controlled by
+// TORCH_OCL_FALLBACK: "warn" (default; one warning per op name), "silent", or "error".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace torch_ocl {
+
+void set_fallback_mode(const std::string& mode);
+std::string fallback_mode();
+std::vector<std::pair<std::string, int64_t>> fallback_counts();
+void reset_fallback_counts();
+
+}  // namespace torch_ocl

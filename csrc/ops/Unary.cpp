@@ -1,0 +1,120 @@
+// Unary elementwise ops: neg, abs, sign, relu, rounding, and the floating functions (exp, log,
+// sqrt, rsqrt, sigmoid, tanh, sin, cos, reciprocal), functional, in-place and out=.
+#include <ATen/native/TensorIterator.h>
+#include <torch/library.h>
+
+#include "ops/Elementwise.h"
+
+namespace torch_ocl {
+namespace {
+
+using Builder = at::TensorIterator (*)(at::TensorBase&, const at::TensorBase&);
+
+at::TensorIterator same(at::TensorBase& out, const at::TensorBase& a) {
+  return at::TensorIterator::unary_op(out, a);
+}
+at::TensorIterator to_float(at::TensorBase& out, const at::TensorBase& a) {
+  return at::TensorIterator::unary_float_op(out, a);
+}
+
+at::Tensor run(at::Tensor out, const at::Tensor& a, Builder build, const char* op) {
+  at::TensorBase out_base = out;
+  auto iter = build(out_base, a);
+  launch_elementwise(iter, op);
+  return iter.output();
+}
+
+#define TORCH_OCL_UNARY(name, builder)                                                     \
+  at::Tensor name(const at::Tensor& a) { return run({}, a, builder, #name); }             \
+  at::Tensor& name##_(at::Tensor& a) {                                                    \
+    run(a, a, builder, #name);                                                            \
+    return a;                                                                             \
+  }                                                                                       \
+  at::Tensor& name##_out(const at::Tensor& a, at::Tensor& out) {                          \
+    run(out, a, builder, #name);                                                          \
+    return out;                                                                           \
+  }
+
+TORCH_OCL_UNARY(neg, same)
+TORCH_OCL_UNARY(abs, same)
+TORCH_OCL_UNARY(sign, same)
+TORCH_OCL_UNARY(ceil, same)
+TORCH_OCL_UNARY(floor, same)
+TORCH_OCL_UNARY(round, same)
+TORCH_OCL_UNARY(trunc, same)
+TORCH_OCL_UNARY(exp, to_float)
+TORCH_OCL_UNARY(log, to_float)
+TORCH_OCL_UNARY(sqrt, to_float)
+TORCH_OCL_UNARY(rsqrt, to_float)
+TORCH_OCL_UNARY(sigmoid, to_float)
+TORCH_OCL_UNARY(tanh, to_float)
+TORCH_OCL_UNARY(sin, to_float)
+TORCH_OCL_UNARY(cos, to_float)
+TORCH_OCL_UNARY(reciprocal, to_float)
+#undef TORCH_OCL_UNARY
+
+// Rounding an integer tensor is the identity; the kernels' ceil/floor/round need floats.
+#define TORCH_OCL_ROUNDING(name)                                                \
+  at::Tensor name##_any(const at::Tensor& a) {                                  \
+    return at::isIntegralType(a.scalar_type(), true) ? a.clone() : torch_ocl::name(a);     \
+  }
+TORCH_OCL_ROUNDING(ceil)
+TORCH_OCL_ROUNDING(floor)
+TORCH_OCL_ROUNDING(round)
+TORCH_OCL_ROUNDING(trunc)
+#undef TORCH_OCL_ROUNDING
+
+at::Tensor relu(const at::Tensor& a) { return run({}, a, same, "relu"); }
+at::Tensor& relu_(at::Tensor& a) {
+  run(a, a, same, "relu");
+  return a;
+}
+
+at::Tensor logical_not(const at::Tensor& a) {
+  at::Tensor out = at::empty(a.sizes(), a.options().dtype(at::kBool));
+  at::TensorBase out_base = out;
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(out_base)
+                  .add_const_input(a)
+                  .check_all_same_dtype(false)
+                  .build();
+  EwParams p;
+  p.compute = a.scalar_type();
+  launch_elementwise(iter, "logical_not", p);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+#define TORCH_OCL_REG(name)          \
+  m.impl(#name, name);               \
+  m.impl(#name "_", name##_);        \
+  m.impl(#name ".out", name##_out);
+  TORCH_OCL_REG(neg)
+  TORCH_OCL_REG(abs)
+  TORCH_OCL_REG(sign)
+  TORCH_OCL_REG(exp)
+  TORCH_OCL_REG(log)
+  TORCH_OCL_REG(sqrt)
+  TORCH_OCL_REG(rsqrt)
+  TORCH_OCL_REG(sigmoid)
+  TORCH_OCL_REG(tanh)
+  TORCH_OCL_REG(sin)
+  TORCH_OCL_REG(cos)
+  TORCH_OCL_REG(reciprocal)
+#undef TORCH_OCL_REG
+  m.impl("ceil", ceil_any);
+  m.impl("floor", floor_any);
+  m.impl("round", round_any);
+  m.impl("trunc", trunc_any);
+  m.impl("ceil_", ceil_);
+  m.impl("floor_", floor_);
+  m.impl("round_", round_);
+  m.impl("trunc_", trunc_);
+  m.impl("relu", relu);
+  m.impl("relu_", relu_);
+  m.impl("logical_not", logical_not);
+}
+
+}  // namespace torch_ocl

@@ -1,0 +1,6 @@
+// Precompiled header: the heavy torch headers every translation unit needs, parsed once.
+#pragma once
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <CL/cl.h>

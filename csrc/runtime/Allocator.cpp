@@ -1,0 +1,383 @@
+#include "runtime/Allocator.h"
+
+#include <ATen/core/TensorBase.h>
+#include <c10/util/Exception.h>
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_set>
+
+#include "runtime/Device.h"
+#include "runtime/OclApi.h"
+#include "runtime/Stream.h"
+
+namespace torch_ocl {
+namespace {
+
+constexpr size_t kRound = 512;
+constexpr size_t kSmallLimit = 1 << 20;         // requests up to 1 MiB share small segments
+constexpr size_t kSmallSegment = 2 << 20;       // 2 MiB
+constexpr size_t kLargeRound = 2 << 20;         // large segments are multiples of 2 MiB
+constexpr size_t kMinLargeSplit = 1 << 20;      // split a large block only if >1 MiB remains
+constexpr uint64_t kAddressBase = 0x4000000000000000ull;  // non-canonical: faults if dereferenced
+constexpr int kMaxDevices = 64;
+
+struct Segment;
+
+struct Block {
+  Segment* seg = nullptr;
+  size_t offset = 0;
+  size_t size = 0;
+  size_t requested = 0;
+  int stream = 0;
+  bool allocated = false;
+  bool small = false;
+  Block* prev = nullptr;
+  Block* next = nullptr;
+  std::unordered_set<int64_t> other_streams;  // stream ids recorded with record_stream
+  std::vector<cl_event> pending;              // markers that must complete before reuse
+};
+
+struct Segment {
+  int device = 0;
+  cl_mem mem = nullptr;
+  uint64_t base = 0;
+  size_t size = 0;
+};
+
+struct BlockLess {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    if (a->size != b->size) return a->size < b->size;
+    return a->seg->base + a->offset < b->seg->base + b->offset;
+  }
+};
+
+struct Stat {
+  int64_t current = 0, peak = 0, allocated = 0, freed = 0;
+  void add(int64_t n) {
+    current += n;
+    allocated += n;
+    peak = std::max(peak, current);
+  }
+  void sub(int64_t n) {
+    current -= n;
+    freed += n;
+  }
+};
+
+struct DeviceState {
+  std::set<Block*, BlockLess> small_free, large_free;
+  std::map<uint64_t, Segment*> segments;  // by base address
+  std::vector<Block*> pending_free;       // waiting for other streams
+  uint64_t next_base = 0;
+  Stat allocated_bytes, reserved_bytes, active, segments_count, requested_bytes;
+  int64_t num_alloc_retries = 0, num_ooms = 0;
+};
+
+std::recursive_mutex g_mutex;
+std::array<DeviceState, kMaxDevices> g_state;
+
+size_t round_size(size_t n) { return n < kRound ? kRound : (n + kRound - 1) / kRound * kRound; }
+
+void release_segment(DeviceState& st, Segment* seg) {
+  st.segments.erase(seg->base);
+  st.reserved_bytes.sub(seg->size);
+  st.segments_count.sub(1);
+  cl().clReleaseMemObject(seg->mem);
+  delete seg;
+}
+
+// Frees every cached segment of the device that has no allocated block.
+void release_cached(DeviceState& st) {
+  for (auto* pool : {&st.small_free, &st.large_free}) {
+    for (auto it = pool->begin(); it != pool->end();) {
+      Block* b = *it;
+      if (b->offset == 0 && b->size == b->seg->size) {
+        it = pool->erase(it);
+        release_segment(st, b->seg);
+        delete b;
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+void insert_free(DeviceState& st, Block* b) {
+  // Merge with free neighbours of the same segment.
+  auto& pool = b->small ? st.small_free : st.large_free;
+  for (Block* n : {b->prev, b->next}) {
+    if (!n || n->allocated || !n->pending.empty() || pool.count(n) == 0) continue;
+    pool.erase(n);
+    if (n == b->prev) {
+      b->offset = n->offset;
+      b->prev = n->prev;
+      if (b->prev) b->prev->next = b;
+    } else {
+      b->next = n->next;
+      if (b->next) b->next->prev = b;
+    }
+    b->size += n->size;
+    delete n;
+  }
+  pool.insert(b);
+}
+
+void process_pending(DeviceState& st) {
+  for (auto it = st.pending_free.begin(); it != st.pending_free.end();) {
+    Block* b = *it;
+    bool done = true;
+    for (cl_event e : b->pending) {
+      cl_int status = CL_QUEUED;
+      cl().clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+      if (status != CL_COMPLETE && status >= 0) done = false;
+    }
+    if (!done) {
+      ++it;
+      continue;
+    }
+    for (cl_event e : b->pending) cl().clReleaseEvent(e);
+    b->pending.clear();
+    it = st.pending_free.erase(it);
+    insert_free(st, b);
+  }
+}
+
+[[noreturn]] void raise_oom(int device, DeviceState& st, size_t size, const std::string& why) {
+  st.num_ooms++;
+  const DeviceInfo& info = device_info(device);
+  TORCH_CHECK_WITH(OutOfMemoryError, false, "torch-ocl: out of memory on ocl:", device, " (",
+                   info.name, "): tried to allocate ", size, " bytes; ", why, ". ",
+                   st.allocated_bytes.current, " bytes are allocated by tensors and ",
+                   st.reserved_bytes.current, " reserved by the caching allocator of ",
+                   info.global_mem,
+                   " on the device. Free tensors you no longer need, call "
+                   "torch.ocl.empty_cache(), or use smaller batches.");
+}
+
+Segment* create_segment(int device, DeviceState& st, size_t size) {
+  const DeviceInfo& info = device_info(device);
+  if (size > info.max_alloc) {
+    raise_oom(device, st, size,
+              "one buffer on this device can hold at most " + std::to_string(info.max_alloc) +
+                  " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool fits = static_cast<uint64_t>(st.reserved_bytes.current) + size <= info.global_mem;
+    cl_int err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    cl_mem mem = nullptr;
+    if (fits) mem = cl().clCreateBuffer(info.context, CL_MEM_READ_WRITE, size, nullptr, &err);
+    if (err == CL_SUCCESS) {
+      auto* seg = new Segment{device, mem, 0, size};
+      if (st.next_base == 0) st.next_base = kAddressBase + (uint64_t(device) << 52);
+      seg->base = st.next_base;
+      st.next_base += (size + kLargeRound) / kLargeRound * kLargeRound;  // leave a gap
+      st.segments[seg->base] = seg;
+      st.reserved_bytes.add(size);
+      st.segments_count.add(1);
+      return seg;
+    }
+    if (attempt == 0) {
+      st.num_alloc_retries++;
+      release_cached(st);
+      continue;
+    }
+    raise_oom(device, st, size,
+              fits ? std::string("clCreateBuffer failed with ") + cl_error_name(err)
+                   : "the device has " + std::to_string(info.global_mem) + " bytes in all");
+  }
+  return nullptr;  // unreachable
+}
+
+Block* allocate_block(int device, size_t requested, int stream) {
+  DeviceState& st = g_state[device];
+  if (!st.pending_free.empty()) process_pending(st);
+  const size_t size = round_size(requested);
+  const bool small = size <= kSmallLimit;
+  auto& pool = small ? st.small_free : st.large_free;
+  Segment probe_seg{device, nullptr, 0, 0};
+  Block probe;
+  probe.seg = &probe_seg;
+  probe.size = size;
+  probe.stream = stream;
+  auto it = pool.lower_bound(&probe);
+  Block* b = nullptr;
+  if (it != pool.end() && (*it)->stream == stream) {
+    b = *it;
+    pool.erase(it);
+  } else {
+    const size_t seg_size = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
+    Segment* seg = create_segment(device, st, seg_size);
+    b = new Block;
+    b->seg = seg;
+    b->size = seg_size;
+    b->stream = stream;
+    b->small = small;
+  }
+  const size_t remaining = b->size - size;
+  if ((small && remaining >= kRound) || (!small && remaining > kMinLargeSplit)) {
+    auto* rest = new Block;
+    rest->seg = b->seg;
+    rest->offset = b->offset + size;
+    rest->size = remaining;
+    rest->stream = stream;
+    rest->small = small;
+    rest->prev = b;
+    rest->next = b->next;
+    if (b->next) b->next->prev = rest;
+    b->next = rest;
+    b->size = size;
+    insert_free(st, rest);
+  }
+  b->allocated = true;
+  b->requested = requested;
+  st.allocated_bytes.add(b->size);
+  st.requested_bytes.add(requested);
+  st.active.add(1);
+  return b;
+}
+
+void free_block(Block* b) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  DeviceState& st = g_state[b->seg->device];
+  b->allocated = false;
+  st.allocated_bytes.sub(b->size);
+  st.requested_bytes.sub(b->requested);
+  st.active.sub(1);
+  if (!b->other_streams.empty() && !in_bad_fork()) {
+    for (int64_t sid : b->other_streams) {
+      c10::Stream s(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, b->seg->device),
+                    sid);
+      cl_event marker = nullptr;
+      cl_command_queue q = queue_of(s);
+      if (cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker) == CL_SUCCESS) {
+        flush(q);
+        b->pending.push_back(marker);
+      }
+    }
+    b->other_streams.clear();
+    st.pending_free.push_back(b);
+    return;
+  }
+  insert_free(st, b);
+}
+
+void delete_block(void* ctx) { free_block(static_cast<Block*>(ctx)); }
+
+struct OclAllocator final : public c10::Allocator {
+  c10::DataPtr allocate(size_t n) override {
+    const int device = current_device();
+    const c10::Device dev(c10::DeviceType::PrivateUse1, device);
+    if (n == 0) return {nullptr, nullptr, &c10::detail::deleteNothing, dev};
+    device_info(device);  // validates availability, index and fork state
+    const int stream = static_cast<int>(current_stream(device).id());
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    Block* b = allocate_block(device, n, stream);
+    void* addr = reinterpret_cast<void*>(b->seg->base + b->offset);
+    return {addr, b, &delete_block, dev};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    if (count == 0) return;
+    BufferRef d = buffer_at(dest), s = buffer_at(src);
+    cl_command_queue q = current_queue();
+    OCL_CHECK(cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr,
+                                       nullptr));
+    note_enqueued(q);
+  }
+};
+
+OclAllocator g_allocator;
+
+}  // namespace
+
+c10::Allocator* device_allocator() { return &g_allocator; }
+
+BufferRef buffer_at(const void* device_ptr) {
+  const auto addr = reinterpret_cast<uint64_t>(device_ptr);
+  TORCH_CHECK(addr >= kAddressBase, "torch-ocl: ", device_ptr, " is not an ocl device address");
+  const int device = static_cast<int>((addr - kAddressBase) >> 52);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  auto& segs = g_state.at(device).segments;
+  auto it = segs.upper_bound(addr);
+  TORCH_CHECK(it != segs.begin(), "torch-ocl: unknown device address ", device_ptr);
+  --it;
+  Segment* seg = it->second;
+  TORCH_CHECK(addr < seg->base + seg->size, "torch-ocl: unknown device address ", device_ptr);
+  return {seg->mem, addr - seg->base};
+}
+
+BufferRef buffer_of(const at::TensorBase& t) {
+  const c10::Storage& storage = t.storage();
+  const c10::DataPtr& dp = storage.data_ptr();
+  auto* b = static_cast<Block*>(dp.get_context());
+  if (!b || dp.get_deleter() != &delete_block) {
+    if (!dp.get()) return {};
+    return buffer_at(static_cast<const char*>(dp.get()) + t.storage_offset() * t.itemsize());
+  }
+  return {b->seg->mem, b->offset + static_cast<uint64_t>(t.storage_offset()) * t.itemsize()};
+}
+
+void record_stream(const c10::DataPtr& ptr, c10::Stream stream) {
+  if (ptr.get_deleter() != &delete_block) return;
+  auto* b = static_cast<Block*>(ptr.get_context());
+  if (stream.id() == b->stream) return;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  b->other_streams.insert(stream.id());
+}
+
+std::vector<std::pair<std::string, int64_t>> memory_stats(int device) {
+  device_info(device);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  const DeviceState& st = g_state[device];
+  std::vector<std::pair<std::string, int64_t>> out;
+  auto put = [&](const std::string& name, const Stat& s) {
+    out.emplace_back(name + ".all.current", s.current);
+    out.emplace_back(name + ".all.peak", s.peak);
+    out.emplace_back(name + ".all.allocated", s.allocated);
+    out.emplace_back(name + ".all.freed", s.freed);
+  };
+  put("allocated_bytes", st.allocated_bytes);
+  put("reserved_bytes", st.reserved_bytes);
+  put("requested_bytes", st.requested_bytes);
+  put("active", st.active);
+  put("segment", st.segments_count);
+  out.emplace_back("num_alloc_retries", st.num_alloc_retries);
+  out.emplace_back("num_ooms", st.num_ooms);
+  return out;
+}
+
+void reset_peak_memory_stats(int device) {
+  device_info(device);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  DeviceState& st = g_state[device];
+  for (Stat* s : {&st.allocated_bytes, &st.reserved_bytes, &st.requested_bytes, &st.active,
+                  &st.segments_count})
+    s->peak = s->current;
+}
+
+void reset_accumulated_memory_stats(int device) {
+  device_info(device);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  DeviceState& st = g_state[device];
+  for (Stat* s : {&st.allocated_bytes, &st.reserved_bytes, &st.requested_bytes, &st.active,
+                  &st.segments_count})
+    s->allocated = s->freed = 0;
+  st.num_alloc_retries = st.num_ooms = 0;
+}
+
+void empty_cache() {
+  if (in_bad_fork()) return;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  for (DeviceState& st : g_state) {
+    if (!st.pending_free.empty()) process_pending(st);
+    release_cached(st);
+  }
+}
+
+}  // namespace torch_ocl

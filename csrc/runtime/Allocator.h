@@ -1,0 +1,48 @@
+// Caching device allocator.
+//
+// Device memory comes in segments (one cl_mem each). Every segment gets a range in a private
+// virtual address space, so a tensor's data_ptr() is an opaque "device address" that supports
+// pointer arithmetic like a CUDA pointer but is never dereferenced on the host. Blocks are
+// carved out of segments (split), returned to a per-stream free pool on release (reused without
+// waiting, since a stream is an in-order queue), and merged with free neighbours.
+#pragma once
+
+#include <CL/cl.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/Stream.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace at {
+class TensorBase;
+}
+
+namespace torch_ocl {
+
+// A buffer and a byte offset into it: what a kernel argument needs.
+struct BufferRef {
+  cl_mem mem = nullptr;
+  uint64_t offset = 0;
+};
+
+c10::Allocator* device_allocator();
+
+// The buffer behind a device address (any address inside an allocation).
+BufferRef buffer_at(const void* device_ptr);
+// The buffer and byte offset of a tensor's first element.
+BufferRef buffer_of(const at::TensorBase& t);
+
+// Marks an allocation as used by `stream`, so that its memory is not reused before the work
+// queued there has finished (torch's Tensor.record_stream).
+void record_stream(const c10::DataPtr& ptr, c10::Stream stream);
+
+// Statistics: (name, value) pairs, named like torch.cuda.memory_stats().
+std::vector<std::pair<std::string, int64_t>> memory_stats(int device);
+void reset_peak_memory_stats(int device);
+void reset_accumulated_memory_stats(int device);
+void empty_cache();
+
+}  // namespace torch_ocl

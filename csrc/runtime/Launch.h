@@ -1,0 +1,65 @@
+// Setting kernel arguments and enqueueing a kernel on the current stream, without waiting.
+#pragma once
+
+#include <CL/cl.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <mutex>
+
+#include "runtime/Allocator.h"
+#include "runtime/OclApi.h"
+#include "runtime/Stream.h"
+
+namespace torch_ocl {
+
+// Kernel objects carry their arguments, so argument setting and enqueue are one critical section.
+std::mutex& launch_mutex();
+
+class KernelLaunch {
+ public:
+  explicit KernelLaunch(cl_kernel k) : k_(k), lock_(launch_mutex()) {}
+
+  template <typename T>
+  KernelLaunch& arg(const T& value) {
+    set(sizeof(T), &value);
+    return *this;
+  }
+  // A buffer argument followed by its offset in elements of `itemsize` bytes.
+  KernelLaunch& buffer(const BufferRef& b, size_t itemsize) {
+    set(sizeof(cl_mem), &b.mem);
+    const cl_ulong off = b.offset / itemsize;
+    set(sizeof(off), &off);
+    return *this;
+  }
+  KernelLaunch& raw(size_t size, const void* value) {
+    set(size, value);
+    return *this;
+  }
+
+  // Enqueues on the current stream of `device` with explicit global and local sizes.
+  void enqueue(int device, cl_uint dims, const size_t* global, const size_t* local) {
+    cl_command_queue q = current_queue(device);
+    OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr,
+                                          nullptr));
+    note_enqueued(q);
+  }
+  void enqueue1d(int device, size_t global, size_t local) {
+    const size_t g = (global + local - 1) / local * local;
+    enqueue(device, 1, &g, &local);
+  }
+
+ private:
+  void set(size_t size, const void* value) {
+    const cl_int err = cl().clSetKernelArg(k_, index_, size, value);
+    TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: clSetKernelArg(", index_, ") failed with ",
+                cl_error_name(err));
+    ++index_;
+  }
+
+  cl_kernel k_;
+  cl_uint index_ = 0;
+  std::lock_guard<std::mutex> lock_;
+};
+
+}  // namespace torch_ocl

@@ -1,0 +1,36 @@
+#include "runtime/Sync.h"
+
+#include <c10/util/Exception.h>
+
+#include <atomic>
+
+namespace torch_ocl {
+namespace {
+std::atomic<int> g_mode{0};
+std::atomic<int64_t> g_waits{0};
+}  // namespace
+
+void set_sync_debug_mode(SyncDebugMode mode) { g_mode.store(static_cast<int>(mode)); }
+
+SyncDebugMode sync_debug_mode() { return static_cast<SyncDebugMode>(g_mode.load()); }
+
+void host_wait(const char* why) {
+  g_waits.fetch_add(1, std::memory_order_relaxed);
+  switch (sync_debug_mode()) {
+    case SyncDebugMode::kDefault:
+      return;
+    case SyncDebugMode::kWarn:
+      TORCH_WARN("torch-ocl: ", why,
+                 " makes the host wait for the OpenCL device (sync debug mode 'warn').");
+      return;
+    case SyncDebugMode::kError:
+      TORCH_CHECK(false, "torch-ocl: ", why,
+                  " makes the host wait for the OpenCL device, which sync debug mode 'error' "
+                  "forbids. Keep the value on the device, or call "
+                  "torch.ocl.set_sync_debug_mode('default').");
+  }
+}
+
+int64_t host_wait_count() { return g_waits.load(std::memory_order_relaxed); }
+
+}  // namespace torch_ocl

@@ -1,0 +1,154 @@
+"""torch-ocl: PyTorch on any OpenCL device, as the ``ocl`` device.
+
+Importing this package (done automatically by ``import torch`` through the ``torch.backends``
+entry point unless TORCH_DEVICE_BACKEND_AUTOLOAD=0) loads the native library, renames
+PyTorch's PrivateUse1 backend to ``ocl`` and registers ``torch.ocl``. OpenCL itself is loaded
+lazily: a machine without OpenCL can import torch; ``torch.ocl.is_available()`` is then False.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from . import _native
+from ._version import __version__
+
+_native.load()
+
+from . import memory, random, streams  # noqa: E402
+from ._device import (  # noqa: E402
+    DeviceProperties,
+    current_device,
+    device,
+    device_count,
+    get_device_name,
+    get_device_properties,
+    get_sync_debug_mode,
+    host_wait_count,
+    init,
+    is_available,
+    is_initialized,
+    set_device,
+    set_sync_debug_mode,
+    synchronize,
+    sync_debug_mode,
+    why_unavailable,
+)
+from ._fallback import (  # noqa: E402
+    fallback_counts,
+    fallback_mode,
+    get_fallback_mode,
+    reset_fallback_counts,
+    set_fallback_mode,
+)
+from .memory import (  # noqa: E402
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+)
+from .random import (  # noqa: E402
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
+from .streams import (  # noqa: E402
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
+
+
+def _is_in_bad_fork() -> bool:
+    return torch.ops.ocl.is_in_bad_fork()
+
+
+def _lazy_init() -> None:
+    init()
+
+
+def _register() -> None:
+    if torch._C._get_privateuse1_backend_name() != "ocl":
+        torch.utils.rename_privateuse1_backend("ocl")
+    if not hasattr(torch, "ocl"):
+        torch._register_device_module("ocl", sys.modules[__name__])
+    if not hasattr(torch.Tensor, "is_ocl"):
+        torch.utils.generate_methods_for_privateuse1_backend(
+            for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+        )
+
+
+_register()
+
+
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: importing the package did everything."""
+
+
+__all__ = [
+    "DeviceProperties",
+    "Event",
+    "Stream",
+    "StreamContext",
+    "__version__",
+    "current_device",
+    "current_stream",
+    "default_stream",
+    "device",
+    "device_count",
+    "empty_cache",
+    "fallback_counts",
+    "fallback_mode",
+    "get_device_name",
+    "get_device_properties",
+    "get_fallback_mode",
+    "get_rng_state",
+    "get_rng_state_all",
+    "get_sync_debug_mode",
+    "host_wait_count",
+    "init",
+    "initial_seed",
+    "is_available",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "random",
+    "reset_accumulated_memory_stats",
+    "reset_fallback_counts",
+    "reset_peak_memory_stats",
+    "seed",
+    "seed_all",
+    "set_device",
+    "set_fallback_mode",
+    "set_rng_state",
+    "set_rng_state_all",
+    "set_stream",
+    "set_sync_debug_mode",
+    "stream",
+    "streams",
+    "sync_debug_mode",
+    "synchronize",
+    "why_unavailable",
+]

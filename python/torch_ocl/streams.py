@@ -1,0 +1,66 @@
+"""Streams and events: thin classes over torch.Stream / torch.Event, like torch.cuda.streams."""
+
+from __future__ import annotations
+
+import torch
+
+from ._device import _index
+
+
+class Stream(torch.Stream):
+    """An ocl stream (an in-order OpenCL command queue)."""
+
+    def __new__(cls, device=None, priority=0, **kwargs):
+        if "stream_id" in kwargs:  # wrapping an existing stream
+            return super().__new__(cls, **kwargs)
+        return super().__new__(cls, device=torch.device("ocl", _index(device)), priority=priority)
+
+    def __repr__(self):
+        return f"<torch_ocl.Stream device={self.device} id={self.stream_id}>"
+
+
+class Event(torch.Event):
+    """An ocl event; enable_timing=True makes elapsed_time() available."""
+
+    def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
+        return super().__new__(cls, device="ocl", enable_timing=enable_timing, blocking=blocking)
+
+
+def _wrap(s: torch.Stream) -> Stream:
+    return Stream(stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
+
+
+def current_stream(device=None) -> Stream:
+    return _wrap(torch.accelerator.current_stream(torch.device("ocl", _index(device))))
+
+
+def default_stream(device=None) -> Stream:
+    return Stream(stream_id=0, device_index=_index(device), device_type=current_stream(device).device_type)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    torch.accelerator.set_stream(stream)
+
+
+class StreamContext:
+    """Makes `stream` current on its device for the duration of a with-block."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        if self.stream is None:
+            return None
+        self.prev = torch.accelerator.current_stream(self.stream.device)
+        torch.accelerator.set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            torch.accelerator.set_stream(self.prev)
+        return False
+
+
+def stream(stream) -> StreamContext:
+    return StreamContext(stream)

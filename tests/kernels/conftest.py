@@ -1,0 +1,73 @@
+"""Harness for running kernels/*.cl directly through pyopencl, without the native library.
+
+Every program is built the way the native library builds it: kernels/common.clh is
+prepended to the kernel file and the build options select types and variants.
+The device is chosen like the backend chooses it: TORCH_OCL_DEVICES (a substring of the
+platform or device name) filters, and GPUs come before accelerators before CPUs.
+"""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+cl = pytest.importorskip("pyopencl", reason="pyopencl is needed to run kernel tests")
+
+KERNEL_DIR = pathlib.Path(__file__).resolve().parents[2] / "kernels"
+
+_TYPE_RANK = {cl.device_type.GPU: 0, cl.device_type.ACCELERATOR: 1, cl.device_type.CPU: 2}
+
+
+def _pick_device():
+    wanted = os.environ.get("TORCH_OCL_DEVICES", "")
+    found = []
+    for platform in cl.get_platforms():
+        for device in platform.get_devices():
+            if wanted and wanted.lower() not in (platform.name + " " + device.name).lower():
+                continue
+            rank = min((r for t, r in _TYPE_RANK.items() if device.type & t), default=3)
+            found.append((rank, platform.name, device))
+    if not found:
+        pytest.skip("no OpenCL device matches TORCH_OCL_DEVICES=%r" % wanted)
+    found.sort(key=lambda item: item[0])
+    return found[0][2]
+
+
+@pytest.fixture(scope="session")
+def ctx():
+    return cl.Context([_pick_device()])
+
+
+@pytest.fixture(scope="session")
+def queue(ctx):
+    return cl.CommandQueue(ctx)
+
+
+@pytest.fixture(scope="session")
+def has_fp64(ctx):
+    return "cl_khr_fp64" in ctx.devices[0].extensions
+
+
+@pytest.fixture(scope="session")
+def build(ctx):
+    """build(name, options) -> cl.Program for kernels/<name>.cl with common.clh prepended."""
+    cache = {}
+    common = (KERNEL_DIR / "common.clh").read_text()
+
+    def _build(name, options=()):
+        key = (name, tuple(options))
+        if key not in cache:
+            src = common + "\n" + (KERNEL_DIR / (name + ".cl")).read_text()
+            opts = list(options)
+            if "cl_khr_fp64" in ctx.devices[0].extensions:
+                opts.append("-DTORCH_OCL_FP64")
+            cache[key] = cl.Program(ctx, src).build(options=opts)
+        return cache[key]
+
+    return _build
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
