@@ -1,0 +1,303 @@
+// mm: register-blocked matrix multiply with optional bias (mm / addmm / linear).
+//
+//   C[m,n] = alpha * sum_k A[m,k] * B[k,n]  (+ beta * bias[m,n] with -DHAS_BIAS)
+//
+// Element addressing (all offsets and strides in elements):
+//   A[m,k] = A[a_off + m*lda + k]          (default)
+//          = A[a_off + k*lda + m]          (-DA_TRANS: A stored K x M)
+//   B[k,n] = B[b_off + k*ldb + n]          (default)
+//          = B[b_off + n*ldb + k]          (-DB_TRANS: B stored N x K)
+//   C[m,n] = C[c_off + m*ldc + n]
+//   bias[m,n] = bias[bias_off + m*bias_sm + n*bias_sn]   (strides may be 0: broadcast)
+// With -DHAS_BIAS and beta == 0 the bias is not read at all (NaN/Inf in it do not
+// propagate, like torch.addmm). Without -DHAS_BIAS the bias arguments are ignored
+// (pass any valid buffer, e.g. C). K == 0 gives alpha*0 (+ the bias term).
+// The bias may be C itself with the same offset and strides (in-place addmm_): every
+// element of the bias is read by the work-item that then writes that element of C.
+// A and B must not overlap C.
+//
+// Build options:
+//   -DT=float | -DT=double (double needs -DTORCH_OCL_FP64)
+//   -DA_TRANS, -DB_TRANS, -DHAS_BIAS                 (optional, independent)
+//   -DTM=.. -DTN=.. -DLX=.. -DLY=..                  (optional tuning, defaults below)
+//   Defaults: TM = 6; TN = 16 for float, 8 for double (TN must be a multiple of 8);
+//             LX = 2, LY = 4.
+//   -DDM=.. -DDN=.. (B_TRANS without A_TRANS only: sub-block of the dot-product form,
+//             must divide TM and TN; defaults DM = 3, DN = 4 float / 2 double). They do
+//             not change the launch geometry.
+//
+// Launch geometry (the host MUST use exactly this; M > 0 and N > 0):
+//   global = { roundup(ceil(N / TN), LX), roundup(ceil(M / TM), LY) }
+//   local  = { LX, LY }            (enforced with reqd_work_group_size)
+// where ceil(a / b) = (a + b - 1) / b and roundup(x, l) = ceil(x / l) * l.
+// Work-item (gx, gy) computes the TM x TN block of C at rows gy*TM.., columns gx*TN..;
+// work-items whose block starts at or past M or N return immediately.
+//
+// Implementation notes (tuned on PoCL/CPU, AVX2):
+//  - Without B_TRANS the block is an outer product per k: TM broadcast scalars of A
+//    times TN/8 eight-wide vectors of one row of B (6 x 16 floats = 12 accumulator
+//    vectors). The vectors are assembled from scalar loads, which the compiler merges
+//    into unaligned vector loads (pointer casts to float8 would require 32-byte
+//    alignment, and vload8 is an out-of-line call on PoCL).
+//  - With B_TRANS and not A_TRANS both operands are contiguous along k, so the block is
+//    computed in DM x DN sub-blocks of dot products that are 8-wide along k.
+//  - With A_TRANS and B_TRANS the outer-product form is used with gathered B values
+//    (correct but slower; this combination is rare).
+//  - Out-of-range rows and columns are clamped to M-1 / N-1 for loading (every load is
+//    in bounds) and never stored.
+
+#ifndef T
+#define T float
+#endif
+
+#define MM_IS_DOUBLE_double 1
+#define MM_IS_DOUBLE OCL_CAT(MM_IS_DOUBLE_, T)
+
+#ifndef TM
+#define TM 6
+#endif
+#ifndef TN
+#if MM_IS_DOUBLE
+#define TN 8
+#else
+#define TN 16
+#endif
+#endif
+#ifndef LX
+#define LX 2
+#endif
+#ifndef LY
+#define LY 4
+#endif
+
+#if (TN % 8) != 0
+#error "TN must be a multiple of 8"
+#endif
+
+#define VT OCL_CAT(T, 8)
+#define NV (TN / 8)
+
+// Eight consecutive elements starting at p, as one vector (unaligned-safe).
+#define MM_LOAD8(p) ((VT)((p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7]))
+
+// Eight elements p[0], p[s], ..., p[7*s].
+#define MM_GATHER8(p, s)                                                                        \
+  ((VT)((p)[0], (p)[(s)], (p)[2 * (s)], (p)[3 * (s)], (p)[4 * (s)], (p)[5 * (s)], (p)[6 * (s)], \
+        (p)[7 * (s)]))
+
+// Store one finished element of C (caller guarantees m < M and n < N).
+inline void mm_store(__global T* C, long ldc, int m, int n, T v, T alpha, T beta,
+                     __global const T* bias, long bias_sm, long bias_sn) {
+  T r = alpha * v;
+#ifdef HAS_BIAS
+  if (beta != (T)0) r = r + beta * bias[(long)m * bias_sm + (long)n * bias_sn];
+#endif
+  C[(long)m * ldc + n] = r;
+}
+
+// s + (sum of the lanes of v), added lane by lane onto the scalar s. Deliberately not a
+// tree of lane sums: LLVM turns "extract + extract" into vector shuffles with undef lanes,
+// which crash Oclgrind's uninitialised-value checker (Oclgrind 21.10).
+#define MM_ADD_LANES(s, v) \
+  (((((((((s) + (v).s0) + (v).s1) + (v).s2) + (v).s3) + (v).s4) + (v).s5) + (v).s6) + (v).s7)
+
+__kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
+    int M, int N, int K, __global const T* A, ulong a_off, long lda, __global const T* B,
+    ulong b_off, long ldb, __global T* C, ulong c_off, long ldc, T alpha, T beta,
+    __global const T* bias, ulong bias_off, long bias_sm, long bias_sn) {
+  const int n0 = (int)get_global_id(0) * TN;
+  const int m0 = (int)get_global_id(1) * TM;
+  if (n0 >= N || m0 >= M) return;
+  A += a_off;
+  B += b_off;
+  C += c_off;
+  bias += bias_off;
+
+#if defined(B_TRANS) && !defined(A_TRANS)
+  // ---- dot-product form: A rows and B^T rows are both contiguous along k ----
+#ifndef DM
+#define DM 3
+#endif
+#ifndef DN
+#if MM_IS_DOUBLE
+#define DN 2
+#else
+#define DN 4
+#endif
+#endif
+#if (TM % DM) != 0 || (TN % DN) != 0
+#error "DM must divide TM and DN must divide TN"
+#endif
+  const int k8 = K & ~7;
+  for (int sm = 0; sm < TM; sm += DM) {
+    if (m0 + sm >= M) break;
+    __global const T* ap[DM];
+#pragma unroll
+    for (int i = 0; i < DM; ++i) ap[i] = A + (long)min(m0 + sm + i, M - 1) * lda;
+    for (int sn = 0; sn < TN; sn += DN) {
+      if (n0 + sn >= N) break;
+      __global const T* bp[DN];
+#pragma unroll
+      for (int j = 0; j < DN; ++j) bp[j] = B + (long)min(n0 + sn + j, N - 1) * ldb;
+      VT acc[DM][DN];
+#pragma unroll
+      for (int i = 0; i < DM; ++i) {
+#pragma unroll
+        for (int j = 0; j < DN; ++j) acc[i][j] = (VT)(0);
+      }
+      for (int k = 0; k < k8; k += 8) {
+        VT a[DM];
+#pragma unroll
+        for (int i = 0; i < DM; ++i) a[i] = MM_LOAD8(ap[i] + k);
+#pragma unroll
+        for (int j = 0; j < DN; ++j) {
+          const VT b = MM_LOAD8(bp[j] + k);
+#pragma unroll
+          for (int i = 0; i < DM; ++i) acc[i][j] = a[i] * b + acc[i][j];
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < DM; ++i) {
+#pragma unroll
+        for (int j = 0; j < DN; ++j) {
+          T s = (T)0;
+          for (int k = k8; k < K; ++k) s = ap[i][k] * bp[j][k] + s;
+          s = MM_ADD_LANES(s, acc[i][j]);
+          const int m = m0 + sm + i, n = n0 + sn + j;
+          if (m < M && n < N) mm_store(C, ldc, m, n, s, alpha, beta, bias, bias_sm, bias_sn);
+        }
+      }
+    }
+  }
+#else
+  // ---- outer-product form: per k, TM scalars of A times a TN-wide row of B ----
+  VT acc[TM][NV];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int v = 0; v < NV; ++v) acc[i][v] = (VT)(0);
+  }
+
+  // A[m0+i, k] (row index clamped so that every load is in bounds).
+#ifdef A_TRANS
+  int am[TM];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) am[i] = min(m0 + i, M - 1);
+#define MM_A(i, k) (A[(long)(k)*lda + am[i]])
+#else
+  __global const T* ap[TM];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) ap[i] = A + (long)min(m0 + i, M - 1) * lda;
+#define MM_A(i, k) (ap[i][k])
+#endif
+
+#define MM_FMA_ROW(k)                                                                  \
+  do {                                                                                 \
+    _Pragma("unroll") for (int i = 0; i < TM; ++i) {                                   \
+      const VT a = (VT)(MM_A(i, k));                                                   \
+      _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] = a * b[v] + acc[i][v]; \
+    }                                                                                  \
+  } while (0)
+
+#ifdef B_TRANS
+  // B[k, n] = B[n*ldb + k]: gather TN values with stride ldb (columns clamped).
+  if (n0 + TN <= N) {
+    __global const T* bp = B + (long)n0 * ldb;
+    for (int k = 0; k < K; ++k) {
+      VT b[NV];
+#pragma unroll
+      for (int v = 0; v < NV; ++v) b[v] = MM_GATHER8(bp + 8 * v * ldb + k, ldb);
+      MM_FMA_ROW(k);
+    }
+  } else {
+    for (int k = 0; k < K; ++k) {
+      VT b[NV];
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        T t[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) t[j] = B[(long)min(n0 + 8 * v + j, N - 1) * ldb + k];
+        b[v] = (VT)(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
+      }
+      MM_FMA_ROW(k);
+    }
+  }
+#else
+  // B[k, n] = B[k*ldb + n]: one contiguous TN-wide row per k.
+  __global const T* bp = B + n0;
+  if (n0 + TN <= N) {
+    for (int k = 0; k < K; ++k) {
+      VT b[NV];
+#pragma unroll
+      for (int v = 0; v < NV; ++v) b[v] = MM_LOAD8(bp + 8 * v);
+      MM_FMA_ROW(k);
+      bp += ldb;
+    }
+  } else {
+    const int last = N - 1 - n0;  // last valid column offset in this block
+    for (int k = 0; k < K; ++k) {
+      VT b[NV];
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        T t[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) t[j] = bp[min(8 * v + j, last)];
+        b[v] = (VT)(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
+      }
+      MM_FMA_ROW(k);
+      bp += ldb;
+    }
+  }
+#endif
+
+#ifndef HAS_BIAS
+  if (n0 + TN <= N) {
+    // Full-width block without bias: contiguous rows of TN results.
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      if (m0 + i < M) {
+        __global T* cp = C + (long)(m0 + i) * ldc + n0;
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+          const VT r = alpha * acc[i][v];
+          cp[8 * v + 0] = r.s0;
+          cp[8 * v + 1] = r.s1;
+          cp[8 * v + 2] = r.s2;
+          cp[8 * v + 3] = r.s3;
+          cp[8 * v + 4] = r.s4;
+          cp[8 * v + 5] = r.s5;
+          cp[8 * v + 6] = r.s6;
+          cp[8 * v + 7] = r.s7;
+        }
+      }
+    }
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int m = m0 + i;
+    if (m < M) {
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        T r[8];
+        r[0] = acc[i][v].s0;
+        r[1] = acc[i][v].s1;
+        r[2] = acc[i][v].s2;
+        r[3] = acc[i][v].s3;
+        r[4] = acc[i][v].s4;
+        r[5] = acc[i][v].s5;
+        r[6] = acc[i][v].s6;
+        r[7] = acc[i][v].s7;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int n = n0 + 8 * v + j;
+          if (n < N) mm_store(C, ldc, m, n, r[j], alpha, beta, bias, bias_sm, bias_sn);
+        }
+      }
+    }
+  }
+#undef MM_FMA_ROW
+#undef MM_A
+#endif
+}

@@ -1,0 +1,200 @@
+// random: counter-based random numbers with Philox4x32-10.
+//
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11):
+// a 128-bit counter {c0, c1, c2, c3} and a 64-bit key {k0, k1}; ten rounds of
+//   hi0:lo0 = 0xD2511F53 * c0,  hi1:lo1 = 0xCD9E8D57 * c2   (32 x 32 -> 64-bit products)
+//   {c0, c1, c2, c3} = {hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0}
+// with the key bumped by the Weyl constants {0x9E3779B9, 0xBB67AE85} between rounds.
+//
+// Work-item i (get_global_id(0)) encrypts the counter {lo32(base+i), hi32(base+i), 0, 0}
+// with key {key0, key1} and gets four 32-bit words x0..x3.
+//
+// ---------------------------------------------------------------------------------
+// philox_fill(out, out_off, n, key0, key1, base, p1, p2)
+//   Elements 4i+j (j = 0..3, only those < n) are written to out[out_off + 4i + j].
+//   Launch: global = { roundup(ceil(n / 4), LWS) }, local = { LWS };
+//           the host then advances its Philox offset (base) by ceil(n / 4).
+//   Exactly one distribution option (philox_fill is only compiled when one is given):
+//   -DDIST_UNIFORM    u = (x >> 8) * 2^-24 in [0, 1); value = p1 + (p2 - p1) * u, in
+//                     [p1, p2) (like torch.uniform_(from=p1, to=p2)): if rounding (in
+//                     float, or in the half/bfloat16 output) would reach p2, the largest
+//                     representable value below p2 is returned instead.
+//   -DDIST_NORMAL     Box-Muller on (x0, x1) -> elements 4i, 4i+1 and (x2, x3) ->
+//                     elements 4i+2, 4i+3: u1 = ((x_even >> 8) + 1) * 2^-24 in (0, 1],
+//                     u2 = (x_odd >> 8) * 2^-24, r = sqrt(-2 log u1),
+//                     z = {r cos(2 pi u2), r sin(2 pi u2)}; value = p1 + p2 * z
+//                     (p1 = mean, p2 = std).
+//   -DDIST_BERNOULLI  u as for uniform; value = (u < p1) ? 1 : 0.
+//
+// philox_range(out, out_off, n, key0, key1, base, from, range)
+//   Two 64-bit words r0 = x0 | x1 << 32 and r1 = x2 | x3 << 32 give elements 2i and 2i+1
+//   (only those < n): value = from + (long)(r % range), computed with wrapping 64-bit
+//   arithmetic; range == 0 means 2^64 (value = from + r, the full 64-bit range).
+//   Launch: global = { roundup(ceil(n / 2), LWS) }, local = { LWS };
+//           the host then advances its Philox offset (base) by ceil(n / 2).
+//
+// Build options: -DOUT_T=<tag> with tag one of float, double (needs -DTORCH_OCL_FP64),
+//   half, bfloat16, long, int, short, char, uchar, bool; one -DDIST_* option (used by
+//   philox_fill only); -DLWS=<local size> (default 64).
+// Values are computed in float and converted with CONVERT(OUT_T, .) (C cast semantics),
+// so a double output currently carries float precision (24 random bits).
+// ---------------------------------------------------------------------------------
+
+#ifndef LWS
+#define LWS 64
+#endif
+#ifndef OUT_T
+#define OUT_T float
+#endif
+
+// Bit-exact results: no fused multiply-add in the uniform/bernoulli transforms.
+#pragma OPENCL FP_CONTRACT OFF
+
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+
+#define PHILOX_ROUND(c0, c1, c2, c3, k0, k1)          \
+  do {                                                \
+    const ulong p0_ = (ulong)PHILOX_M0 * (ulong)(c0); \
+    const ulong p1_ = (ulong)PHILOX_M1 * (ulong)(c2); \
+    const uint n0_ = (uint)(p1_ >> 32) ^ (c1) ^ (k0); \
+    const uint n2_ = (uint)(p0_ >> 32) ^ (c3) ^ (k1); \
+    (c1) = (uint)p1_;                                 \
+    (c3) = (uint)p0_;                                 \
+    (c0) = n0_;                                       \
+    (c2) = n2_;                                       \
+  } while (0)
+
+// Philox4x32-10 of counter {lo32(ctr), hi32(ctr), 0, 0} under key {key0, key1}.
+#define PHILOX4X32_10(ctr, key0, key1, x0, x1, x2, x3) \
+  do {                                                 \
+    uint k0_ = (key0), k1_ = (key1);                   \
+    (x0) = (uint)(ctr);                                \
+    (x1) = (uint)((ctr) >> 32);                        \
+    (x2) = 0u;                                         \
+    (x3) = 0u;                                         \
+    PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);            \
+    for (int r_ = 1; r_ < 10; ++r_) {                  \
+      k0_ += PHILOX_W0;                                \
+      k1_ += PHILOX_W1;                                \
+      PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);          \
+    }                                                  \
+  } while (0)
+
+// 24 random bits -> float in [0, 1).
+#define U01(x) ((float)((x) >> 8) * 0x1.0p-24f)
+// 24 random bits -> float in (0, 1].
+#define U01_OPEN0(x) ((float)(((x) >> 8) + 1u) * 0x1.0p-24f)
+
+#define TAG_IS_half_half 1
+#define TAG_IS_bfloat16_bfloat16 1
+#define OUT_IS_HALF OCL_CAT(TAG_IS_half_, OUT_T)
+#define OUT_IS_BF16 OCL_CAT(TAG_IS_bfloat16_, OUT_T)
+
+// The representable value just below the one with bits b (16-bit half/bfloat16 layout,
+// toward -infinity; b is finite).
+inline ushort rnd_bits16_down(ushort b) {
+  if (b == 0u) return (ushort)0x8001u;       // +0 -> smallest negative subnormal
+  if (b & 0x8000u) return (ushort)(b + 1u);  // negative: larger magnitude
+  return (ushort)(b - 1u);
+}
+
+// Largest float strictly below f (f finite).
+inline float rnd_float_down(float f) {
+  const uint b = as_uint(f);
+  if ((b & 0x7fffffffu) == 0u) return as_float(0x80000001u);
+  return as_float((b & 0x80000000u) ? b + 1u : b - 1u);
+}
+
+#ifdef DIST_UNIFORM
+// p1 + (p2 - p1) * u, kept below p2 also after rounding to the output type.
+inline float rnd_uniform(uint x, float p1, float p2) {
+  const float range = p2 - p1;
+  const float scaled = range * U01(x);
+  float v = p1 + scaled;
+  if (!(p1 < p2) || !isfinite(p2)) return v;
+  if (v >= p2) v = rnd_float_down(p2);
+#if OUT_IS_HALF
+  ushort h;
+  vstore_half_rte(v, 0, (__private half*)&h);
+  if (vload_half(0, (__private half*)&h) >= p2) {
+    h = rnd_bits16_down(h);
+    v = vload_half(0, (__private half*)&h);
+  }
+#elif OUT_IS_BF16
+  const ushort h = ocl_float_to_bf16(v);
+  if (as_float((uint)h << 16) >= p2) v = as_float((uint)rnd_bits16_down(h) << 16);
+#endif
+  return v;
+}
+#endif
+
+#if defined(DIST_UNIFORM) || defined(DIST_NORMAL) || defined(DIST_BERNOULLI)
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
+    __global STORE_TYPE(OUT_T)* out, ulong out_off, ulong n, uint key0, uint key1, ulong base,
+    float p1, float p2) {
+  const ulong i = get_global_id(0);
+  const ulong e0 = 4 * i;
+  if (e0 >= n) return;
+  uint x0, x1, x2, x3;
+  PHILOX4X32_10(base + i, key0, key1, x0, x1, x2, x3);
+  float v[4];
+#if defined(DIST_UNIFORM)
+  v[0] = rnd_uniform(x0, p1, p2);
+  v[1] = rnd_uniform(x1, p1, p2);
+  v[2] = rnd_uniform(x2, p1, p2);
+  v[3] = rnd_uniform(x3, p1, p2);
+#elif defined(DIST_NORMAL)
+  {
+    const float two_pi = 6.283185307179586f;
+    const float r01 = sqrt(-2.0f * log(U01_OPEN0(x0)));
+    const float r23 = sqrt(-2.0f * log(U01_OPEN0(x2)));
+    const float t01 = two_pi * U01(x1);
+    const float t23 = two_pi * U01(x3);
+    v[0] = p1 + p2 * (r01 * cos(t01));
+    v[1] = p1 + p2 * (r01 * sin(t01));
+    v[2] = p1 + p2 * (r23 * cos(t23));
+    v[3] = p1 + p2 * (r23 * sin(t23));
+  }
+#elif defined(DIST_BERNOULLI)
+  v[0] = U01(x0) < p1 ? 1.0f : 0.0f;
+  v[1] = U01(x1) < p1 ? 1.0f : 0.0f;
+  v[2] = U01(x2) < p1 ? 1.0f : 0.0f;
+  v[3] = U01(x3) < p1 ? 1.0f : 0.0f;
+#endif
+  out += out_off;
+  if (e0 + 4 <= n) {
+    STORE(OUT_T, out, e0 + 0, CONVERT(OUT_T, v[0]));
+    STORE(OUT_T, out, e0 + 1, CONVERT(OUT_T, v[1]));
+    STORE(OUT_T, out, e0 + 2, CONVERT(OUT_T, v[2]));
+    STORE(OUT_T, out, e0 + 3, CONVERT(OUT_T, v[3]));
+  } else {
+    for (int j = 0; j < 3; ++j)
+      if (e0 + j < n) STORE(OUT_T, out, e0 + j, CONVERT(OUT_T, v[j]));
+  }
+}
+#endif  // DIST_*
+
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_range(
+    __global STORE_TYPE(OUT_T)* out, ulong out_off, ulong n, uint key0, uint key1, ulong base,
+    long from, ulong range) {
+  const ulong i = get_global_id(0);
+  const ulong e0 = 2 * i;
+  if (e0 >= n) return;
+  uint x0, x1, x2, x3;
+  PHILOX4X32_10(base + i, key0, key1, x0, x1, x2, x3);
+  ulong r0 = (ulong)x0 | ((ulong)x1 << 32);
+  ulong r1 = (ulong)x2 | ((ulong)x3 << 32);
+  if (range != 0) {
+    r0 %= range;
+    r1 %= range;
+  }
+  // Wrapping addition in unsigned arithmetic (signed overflow is undefined).
+  const long v0 = as_long((ulong)from + r0);
+  const long v1 = as_long((ulong)from + r1);
+  out += out_off;
+  STORE(OUT_T, out, e0, CONVERT(OUT_T, v0));
+  if (e0 + 1 < n) STORE(OUT_T, out, e0 + 1, CONVERT(OUT_T, v1));
+}

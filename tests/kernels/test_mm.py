@@ -1,0 +1,381 @@
+"""Tests for kernels/mm.cl against a float64 numpy reference."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+cl = pytest.importorskip("pyopencl")
+
+# Defaults from the top of kernels/mm.cl (the launch geometry depends on them).
+LX, LY, TM = 2, 4, 6
+TN = {np.float32: 16, np.float64: 8}
+
+
+def _ceil(a, b):
+    return (a + b - 1) // b
+
+
+def _roundup(a, b):
+    return _ceil(a, b) * b
+
+
+def _store(a, trans, ld, off, rows, cols, fill):
+    """Lay out logical matrix a (rows x cols) in a flat buffer.
+
+    Not transposed: a[r, c] at off + r*ld + c.  Transposed: at off + c*ld + r.
+    Padding elements are set to `fill` so that reading them would be noticed.
+    """
+    outer, inner = (cols, rows) if trans else (rows, cols)
+    assert ld >= inner
+    flat = np.full(off + max(outer, 1) * ld, fill, dtype=a.dtype)
+    view = flat[off : off + outer * ld].reshape(outer, ld)[:, :inner]
+    view[...] = a.T if trans else a
+    return flat
+
+
+def run_mm(
+    ctx,
+    queue,
+    build,
+    a,
+    b,
+    *,
+    a_trans=False,
+    b_trans=False,
+    alpha=1.0,
+    beta=1.0,
+    bias=None,
+    bias_sm=0,
+    bias_sn=0,
+    pad=(0, 0, 0),
+    offs=(0, 0, 0, 0),
+    bias_flat=None,
+    bias_is_c=False,
+):
+    """Run the mm kernel on a (M x K) and b (K x N); returns the M x N result."""
+    dtype = a.dtype.type
+    M, K = a.shape
+    N = b.shape[1]
+    a_off, b_off, c_off, bias_off = offs
+    lda = (M if a_trans else K) + pad[0]
+    ldb = (K if b_trans else N) + pad[1]
+    ldc = N + pad[2]
+    fill = dtype(np.nan)
+    a_flat = _store(a, a_trans, lda, a_off, M, K, fill)
+    b_flat = _store(b, b_trans, ldb, b_off, K, N, fill)
+    c_flat = np.full(c_off + M * ldc, fill, dtype=dtype)
+    if bias_is_c:  # in-place addmm_: the bias is C itself (same offset and strides)
+        c_flat[c_off:].reshape(M, ldc)[:, :N] = bias
+        bias_off, bias_sm, bias_sn = c_off, ldc, 1
+
+    opts = ["-DT=" + ("double" if dtype is np.float64 else "float")]
+    if a_trans:
+        opts.append("-DA_TRANS")
+    if b_trans:
+        opts.append("-DB_TRANS")
+    if bias is not None or bias_flat is not None:
+        opts.append("-DHAS_BIAS")
+        if bias_flat is None and not bias_is_c:
+            bias_flat = np.concatenate([np.full(bias_off, fill, dtype=dtype), bias.ravel()])
+    prg = build("mm", opts)
+
+    mf = cl.mem_flags
+
+    def buf(x):
+        # Zero-size buffers are not allowed; K = 0 still passes a (never read) buffer.
+        host = x if x.size else np.zeros(1, dtype=dtype)
+        return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+
+    a_buf, b_buf, c_buf = buf(a_flat), buf(b_flat), buf(c_flat)
+    bias_buf = c_buf if bias_is_c or bias_flat is None else buf(bias_flat)
+    tn = TN[dtype]
+    gsize = (_roundup(_ceil(N, tn), LX), _roundup(_ceil(M, TM), LY))
+    kernel = cl.Kernel(prg, "mm")
+    kernel(
+        queue,
+        gsize,
+        (LX, LY),
+        np.int32(M),
+        np.int32(N),
+        np.int32(K),
+        a_buf,
+        np.uint64(a_off),
+        np.int64(lda),
+        b_buf,
+        np.uint64(b_off),
+        np.int64(ldb),
+        c_buf,
+        np.uint64(c_off),
+        np.int64(ldc),
+        dtype(alpha),
+        dtype(beta),
+        bias_buf,
+        np.uint64(bias_off),
+        np.int64(bias_sm),
+        np.int64(bias_sn),
+    )
+    cl.enqueue_copy(queue, c_flat, c_buf)
+    queue.finish()
+    c = c_flat[c_off:].reshape(M, ldc)
+    # Padding columns of C must be untouched.
+    assert np.isnan(c[:, N:]).all()
+    assert np.isnan(c_flat[:c_off]).all()
+    return c[:, :N].copy()
+
+
+def reference(a, b, alpha=1.0, beta=1.0, bias=None):
+    ref = alpha * (a.astype(np.float64) @ b.astype(np.float64))
+    if bias is not None and beta != 0:
+        ref = ref + beta * np.broadcast_to(bias.astype(np.float64), ref.shape)
+    return ref
+
+
+def check(out, ref, dtype, k):
+    rtol = 1e-4 if dtype is np.float32 else 1e-11
+    # Absolute tolerance scaled by the magnitude of the summands (data is in [-1, 1)).
+    atol = rtol * max(1, k) ** 0.5 * max(1.0, float(np.abs(ref).max(initial=0.0)))
+    np.testing.assert_allclose(out, ref, rtol=rtol, atol=atol)
+
+
+@pytest.fixture(scope="module")
+def slow(ctx):
+    """True on Oclgrind (a simulator): keep shapes small there."""
+    return "oclgrind" in (ctx.devices[0].platform.name + ctx.devices[0].name).lower()
+
+
+def rand(rng, shape, dtype):
+    return rng.uniform(-1, 1, size=shape).astype(dtype)
+
+
+TRANS = list(itertools.product([False, True], repeat=2))
+SHAPES = [
+    (1, 1, 1),
+    (7, 13, 5),
+    (33, 65, 17),
+    (6, 16, 8),
+    (12, 32, 9),
+    (5, 17, 23),
+    (25, 31, 64),
+    (13, 8, 300),
+    (70, 3, 19),
+    (2, 100, 33),
+]
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_mm_shapes(ctx, queue, build, rng, shape, a_trans, b_trans):
+    M, N, K = shape
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans)
+    check(out, reference(a, b), np.float32, K)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_mm_k_zero(ctx, queue, build, rng, a_trans, b_trans):
+    a = np.zeros((9, 0), np.float32)
+    b = np.zeros((0, 19), np.float32)
+    out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans, alpha=2.0)
+    assert (out == 0).all()
+    bias = rand(rng, (1, 19), np.float32)
+    out = run_mm(
+        ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans, beta=0.5, bias=bias, bias_sn=1
+    )
+    np.testing.assert_array_equal(out, np.broadcast_to(np.float32(0.5) * bias, (9, 19)))
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+@pytest.mark.parametrize("kind", ["row", "col", "full", "scalar"])
+@pytest.mark.parametrize("shape", [(7, 13, 5), (33, 65, 17), (1, 1, 1)])
+def test_mm_bias(ctx, queue, build, rng, shape, kind, a_trans, b_trans):
+    M, N, K = shape
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    if kind == "row":  # bias of shape (N,), broadcast over rows
+        bias, sm, sn = rand(rng, (1, N), np.float32), 0, 1
+    elif kind == "col":  # bias of shape (M, 1), broadcast over columns
+        bias, sm, sn = rand(rng, (M, 1), np.float32), 1, 0
+    elif kind == "scalar":
+        bias, sm, sn = rand(rng, (1, 1), np.float32), 0, 0
+    else:
+        bias, sm, sn = rand(rng, (M, N), np.float32), N, 1
+    out = run_mm(
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        alpha=0.75,
+        beta=-1.5,
+        bias=bias,
+        bias_sm=sm,
+        bias_sn=sn,
+        offs=(0, 0, 0, 3),
+    )
+    check(out, reference(a, b, 0.75, -1.5, bias), np.float32, K)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_mm_bias_aliases_c(ctx, queue, build, rng, a_trans, b_trans):
+    # addmm_ in place: C = beta * C + alpha * A @ B, with padded C and an offset.
+    M, N, K = 31, 45, 12
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    bias = rand(rng, (M, N), np.float32)
+    out = run_mm(
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        alpha=0.5,
+        beta=-2.0,
+        bias=bias,
+        bias_is_c=True,
+        pad=(0, 0, 3),
+        offs=(0, 0, 7, 0),
+    )
+    check(out, reference(a, b, 0.5, -2.0, bias), np.float32, K)
+
+
+def test_mm_bias_transposed_strides(ctx, queue, build, rng):
+    # A full bias stored column-major: bias[m, n] at m*1 + n*M.
+    M, N, K = 11, 21, 7
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    bias = rand(rng, (M, N), np.float32)
+    out = run_mm(
+        ctx, queue, build, a, b, beta=2.0, bias_flat=bias.T.ravel().copy(), bias_sm=1, bias_sn=M
+    )
+    check(out, reference(a, b, 1.0, 2.0, bias), np.float32, K)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_mm_alpha(ctx, queue, build, rng, a_trans, b_trans):
+    a, b = rand(rng, (19, 23), np.float32), rand(rng, (23, 35), np.float32)
+    out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans, alpha=-2.5)
+    check(out, reference(a, b, -2.5), np.float32, 23)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_mm_padded_and_offsets(ctx, queue, build, rng, a_trans, b_trans):
+    M, N, K = 29, 37, 41
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    bias = rand(rng, (1, N), np.float32)
+    out = run_mm(
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        alpha=1.25,
+        beta=0.5,
+        bias=bias,
+        bias_sn=1,
+        pad=(3, 5, 7),
+        offs=(5, 11, 13, 2),
+    )
+    check(out, reference(a, b, 1.25, 0.5, bias), np.float32, K)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_mm_nan_inf_rows(ctx, queue, build, rng, a_trans, b_trans):
+    M, N, K = 20, 27, 15
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    a[3, 4] = np.nan
+    a[8, 0] = np.inf
+    a[19, 14] = -np.inf
+    b = np.abs(b) + 0.1  # keep signs fixed so the infinities do not cancel into NaN
+    out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans)
+    assert np.isnan(out[3]).all()
+    assert np.isposinf(out[8]).all()
+    assert np.isneginf(out[19]).all()
+    good = np.setdiff1d(np.arange(M), [3, 8, 19])
+    assert np.isfinite(out[good]).all()
+    check(out[good], reference(a[good], b), np.float32, K)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_mm_nan_in_b_column(ctx, queue, build, rng, a_trans, b_trans):
+    M, N, K = 14, 33, 10
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    b[2, 31] = np.nan
+    out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans)
+    assert np.isnan(out[:, 31]).all()
+    assert np.isfinite(np.delete(out, 31, axis=1)).all()
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_mm_beta_zero_ignores_nan_bias(ctx, queue, build, rng, a_trans, b_trans):
+    M, N, K = 9, 18, 6
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    bias = np.full((M, N), np.nan, np.float32)
+    bias[0, 0] = np.inf
+    out = run_mm(
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        alpha=2.0,
+        beta=0.0,
+        bias=bias,
+        bias_sm=N,
+        bias_sn=1,
+    )
+    assert np.isfinite(out).all()
+    check(out, reference(a, b, 2.0), np.float32, K)
+
+
+def test_mm_nan_bias_propagates_when_beta_nonzero(ctx, queue, build, rng):
+    a, b = rand(rng, (7, 5), np.float32), rand(rng, (5, 9), np.float32)
+    bias = np.zeros((1, 9), np.float32)
+    bias[0, 4] = np.nan
+    out = run_mm(ctx, queue, build, a, b, beta=1.0, bias=bias, bias_sn=1)
+    assert np.isnan(out[:, 4]).all()
+    assert np.isfinite(np.delete(out, 4, axis=1)).all()
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+@pytest.mark.parametrize(
+    "shape", [(64, 64, 64), (100, 130, 257)], ids=lambda s: "x".join(map(str, s))
+)
+def test_mm_larger(ctx, queue, build, rng, slow, shape, a_trans, b_trans):
+    M, N, K = shape
+    if slow and M * N * K > 64**3:
+        pytest.skip("too slow on Oclgrind")
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans)
+    check(out, reference(a, b), np.float32, K)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 13, 5), (33, 65, 17), (20, 9, 70)])
+def test_mm_float64(ctx, queue, build, has_fp64, rng, shape, a_trans, b_trans):
+    if not has_fp64:
+        pytest.skip("device has no cl_khr_fp64")
+    M, N, K = shape
+    a, b = rand(rng, (M, K), np.float64), rand(rng, (K, N), np.float64)
+    bias = rand(rng, (1, N), np.float64)
+    out = run_mm(
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        alpha=0.5,
+        beta=3.0,
+        bias=bias,
+        bias_sn=1,
+        pad=(1, 2, 3),
+        offs=(1, 2, 3, 4),
+    )
+    check(out, reference(a, b, 0.5, 3.0, bias), np.float64, K)

@@ -1,0 +1,529 @@
+"""Tests for kernels/reduce.cl against a numpy float64 / int64 reference.
+
+Every launch follows the geometry stated at the top of reduce.cl:
+  reduce_rows    global = {M*LWS},           local = {LWS}
+  reduce_cols    global = {roundup(M, LWS)}, local = {LWS}
+  reduce_partial global = {M*G*LWS},         local = {LWS}, then reduce_rows with IN_T=ACC_T
+                 on the partials (in_off=0, sm=G, sk=1, K=G) and the scale, as the host does.
+"""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+cl = pytest.importorskip("pyopencl")
+
+# tag -> numpy storage dtype
+STORE = {
+    "float": np.float32,
+    "double": np.float64,
+    "half": np.float16,
+    "bfloat16": np.uint16,
+    "long": np.int64,
+    "int": np.int32,
+    "short": np.int16,
+    "char": np.int8,
+    "uchar": np.uint8,
+    "bool": np.uint8,
+}
+# tag -> numpy dtype of REG_TYPE(tag) (scalar kernel arguments)
+REG = dict(STORE, half=np.float32, bfloat16=np.float32)
+FLOAT_TAGS = ("float", "double", "half", "bfloat16")
+# unit roundoff of the stored output type
+OUT_EPS = {"float": 2.0**-24, "double": 2.0**-53, "half": 2.0**-11, "bfloat16": 2.0**-8}
+ACC_EPS = {"float": 2.0**-24, "double": 2.0**-53}
+
+OPS = ("sum", "prod", "max", "min")
+KERNELS = ("rows", "cols", "partial")
+
+
+def sum_acc(tag):
+    """(ACC_T, OUT_T) the host uses for sum/prod of an input tag."""
+    if tag in ("float", "half", "bfloat16"):
+        return "float", "float"
+    if tag == "double":
+        return "double", "double"
+    return "long", "long"
+
+
+def minmax_acc(tag):
+    """(ACC_T, OUT_T) for max/min as the host picks them: floats as for sums, integers
+    accumulate in long and are stored in their own type."""
+    if tag in FLOAT_TAGS:
+        return sum_acc(tag)
+    return "long", tag
+
+
+def acc_out(tag, op):
+    return sum_acc(tag) if op in ("sum", "prod") else minmax_acc(tag)
+
+
+def to_f64(tag, a):
+    """Stored values of tag as float64 (floats) or int64 (integers)."""
+    a = np.asarray(a)
+    if tag == "bfloat16":
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if tag in FLOAT_TAGS:
+        return a.astype(np.float64)
+    if tag == "bool":
+        return (a != 0).astype(np.int64)
+    return a.astype(np.int64)
+
+
+def from_f32(tag, x):
+    """float32 values -> storage of a float tag (bfloat16 truncates to the upper 16 bits)."""
+    x = np.asarray(x, dtype=np.float32)
+    if tag == "bfloat16":
+        return (x.view(np.uint32) >> 16).astype(np.uint16)
+    return x.astype(STORE[tag])
+
+
+def sentinel(tag):
+    if tag in ("float", "double", "half"):
+        return STORE[tag](np.nan)
+    if tag == "bfloat16":
+        return np.uint16(0x7FC0)
+    if tag == "bool":
+        return np.uint8(1)
+    return STORE[tag](99)
+
+
+def gen(rng, tag, op, shape):
+    """Random data of a tag suitable for op (products stay near 1 / small integers)."""
+    if tag in FLOAT_TAGS:
+        if op == "prod":
+            x = 1.0 + 0.01 * rng.standard_normal(shape)
+            x *= rng.choice([-1.0, 1.0], size=shape)
+        else:
+            x = rng.standard_normal(shape) * 3.0
+        if tag == "double":
+            return x.astype(np.float64)
+        return from_f32(tag, x.astype(np.float32))
+    if tag == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.uint8)
+    if op == "prod":
+        lo, hi = (0, 4) if tag == "uchar" else (-4, 5)
+        return rng.integers(lo, hi, size=shape).astype(STORE[tag])
+    info = np.iinfo(STORE[tag])
+    lo, hi = max(info.min, -(2**40)), min(info.max, 2**40)
+    return rng.integers(lo, hi, size=shape, endpoint=True).astype(STORE[tag])
+
+
+def make_input(tag, data, in_off, sm, sk, pad=3):
+    """Flat buffer (sentinel-filled) holding data[m, k] at in_off + m*sm + k*sk."""
+    M, K = data.shape
+    n = in_off + pad + 1
+    if M and K:
+        n += (M - 1) * sm + (K - 1) * sk
+    flat = np.full(n, sentinel(tag), dtype=STORE[tag])
+    if M and K:
+        isz = flat.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=True
+        )
+        view[...] = data
+    return flat
+
+
+def view2d(flat, M, K, in_off, sm, sk):
+    isz = flat.itemsize
+    return np.lib.stride_tricks.as_strided(
+        flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=False
+    )
+
+
+def reference(tag, op, vals, scale=None):
+    """float64 (floats) or wrapped int64 (integers) reference over axis 1."""
+    if tag in FLOAT_TAGS:
+        with np.errstate(all="ignore"):
+            r = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[op](vals, axis=1)
+            if op == "sum" and scale is not None:
+                r = r * scale
+        return r
+    with np.errstate(all="ignore"):
+        return {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[op](
+            vals.astype(np.int64), axis=1
+        )
+
+
+def _buf(ctx, arr):
+    mf = cl.mem_flags
+    return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(arr))
+
+
+def _opts(in_tag, out_tag, acc_tag, op, lws):
+    return (
+        "-DIN_T=" + in_tag,
+        "-DOUT_T=" + out_tag,
+        "-DACC_T=" + acc_tag,
+        "-DOP_" + op.upper(),
+        f"-DLWS={lws}",
+    )
+
+
+def run_reduce(
+    ctx, queue, build, kernel, in_tag, op, flat, M, K, in_off, sm, sk,
+    out_off=0, out_stride=1, scale=1, lws=256, G=4, chunk=None, acc_tag=None, out_tag=None,
+):  # fmt: skip
+    """Run one reduction as the host would; returns (out values, whole out buffer, sentinel)."""
+    acc_d, out_d = acc_out(in_tag, op)
+    acc_tag = acc_tag or acc_d
+    out_tag = out_tag or out_d
+    n_out = out_off + (M - 1) * out_stride + 1 + 2
+    out_fill = np.full(n_out, 77, dtype=STORE[out_tag])
+    out_buf = _buf(ctx, out_fill)
+    in_buf = _buf(ctx, flat)
+    scale_arg = REG[acc_tag](scale)
+    prog = build("reduce", _opts(in_tag, out_tag, acc_tag, op, lws))
+    u64, i64 = np.uint64, np.int64
+    if kernel == "rows":
+        cl.Kernel(prog, "reduce_rows")(
+            queue, (M * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
+            out_buf, u64(out_off), i64(out_stride), scale_arg,
+        )  # fmt: skip
+    elif kernel == "cols":
+        gsz = -(-M // lws) * lws
+        cl.Kernel(prog, "reduce_cols")(
+            queue, (gsz,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
+            out_buf, u64(out_off), i64(out_stride), scale_arg,
+        )  # fmt: skip
+    else:
+        if chunk is None:
+            chunk = max(1, -(-K // G))
+        part_off = 3  # partials live inside a larger allocation on the device
+        part = np.full(part_off + M * G, 55, dtype=STORE[acc_tag])
+        part_buf = _buf(ctx, part)
+        cl.Kernel(prog, "reduce_partial")(
+            queue, (M * G * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
+            part_buf, u64(part_off), u64(G), u64(chunk),
+        )  # fmt: skip
+        prog2 = build("reduce", _opts(acc_tag, out_tag, acc_tag, op, lws))
+        cl.Kernel(prog2, "reduce_rows")(
+            queue, (M * lws,), (lws,), u64(M), u64(G), part_buf, u64(part_off), i64(G), i64(1),
+            out_buf, u64(out_off), i64(out_stride), scale_arg,
+        )  # fmt: skip
+    res = np.empty_like(out_fill)
+    cl.enqueue_copy(queue, res, out_buf)
+    queue.finish()
+    idx = out_off + np.arange(M) * out_stride
+    untouched = np.ones(n_out, dtype=bool)
+    untouched[idx] = False
+    assert np.array_equal(res[untouched], out_fill[untouched]), "wrote outside the outputs"
+    return res[idx], out_tag, acc_tag
+
+
+def check(in_tag, op, out_tag, acc_tag, got, vals, scale=None):
+    """Compare kernel output with the reference computed from the stored input values."""
+    ref = reference(in_tag, op, vals, scale)
+    if out_tag not in FLOAT_TAGS:
+        want = ref.astype(STORE[out_tag]) if out_tag != "bool" else (ref != 0).astype(np.uint8)
+        np.testing.assert_array_equal(got.astype(np.int64), want.astype(np.int64))
+        return
+    got = to_f64(out_tag, got)
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(got), nan, err_msg="NaN positions differ")
+    inf = np.isinf(ref)
+    np.testing.assert_array_equal(got[inf], ref[inf], err_msg="Inf values differ")
+    ok = ~nan & ~inf
+    ref, got, v = ref[ok], got[ok], vals[ok]
+    eps_out = OUT_EPS[out_tag]
+    eps = ACC_EPS[acc_tag]
+    K = vals.shape[1]
+    if op == "sum":
+        mag = np.sum(np.abs(v), axis=1) * (1.0 if scale is None else abs(scale))
+        tol = 200 * eps * mag + 2 * eps_out * np.abs(ref)
+    elif op == "prod":
+        tol = (4 * K * eps + 2 * eps_out) * np.abs(ref)
+    else:
+        # max/min pick an input; only the output rounding can change it
+        tol = eps_out * np.abs(ref)
+    err = np.abs(got - ref)
+    worst = int(np.argmax(err - tol)) if err.size else 0
+    assert np.all(err <= tol + 1e-300), f"err {err[worst]:g} > tol {tol[worst]:g}"
+
+
+@pytest.fixture(scope="module")
+def slow(ctx):
+    """True on Oclgrind (a simulator): keep shapes small there."""
+    return "oclgrind" in (ctx.devices[0].platform.name + ctx.devices[0].name).lower()
+
+
+def _need(tag, has_fp64):
+    if tag == "double" and not has_fp64:
+        pytest.skip("device has no cl_khr_fp64")
+
+
+# (M, K) shapes: single row/column, odd sizes, M > K, K around multiples of LWS and RED_BLOCK
+SHAPES = [(1, 1), (1, 300), (7, 1), (5, 37), (33, 5), (3, 1000), (130, 20), (2, 65)]
+SHAPES_SLOW = [(1, 1), (1, 70), (5, 1), (3, 9), (9, 4)]
+
+
+def layouts(M, K):
+    """(name, in_off, sm, sk, out_off, out_stride) for a shape."""
+    return [
+        ("row", 0, K, 1, 0, 1),
+        ("col", 0, 1, M, 0, 1),
+        ("row_padded", 5, K + 3, 1, 2, 3),
+        ("col_padded", 3, 1, M + 2, 1, 2),
+        ("strided", 7, 2 * K + 1, 2, 4, 5),
+        ("col_strided", 2, 3, 3 * M + 1, 0, 1),
+    ]
+
+
+INT_TAGS = ("int", "long", "short", "char", "uchar", "bool")
+ALL_TAGS = FLOAT_TAGS + INT_TAGS
+
+
+@pytest.mark.parametrize("tag", ALL_TAGS)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_reduce_layouts(ctx, queue, build, has_fp64, rng, slow, kernel, op, tag):
+    _need(tag, has_fp64)
+    lws = 16 if slow else 256
+    for M, K in SHAPES_SLOW if slow else SHAPES:
+        for name, in_off, sm, sk, out_off, out_stride in layouts(M, K):
+            data = gen(rng, tag, op, (M, K))
+            flat = make_input(tag, data, in_off, sm, sk)
+            got, out_tag, acc_tag = run_reduce(
+                ctx, queue, build, kernel, tag, op, flat, M, K, in_off, sm, sk,
+                out_off=out_off, out_stride=out_stride, lws=lws,
+                G=3 if kernel == "partial" else 4,
+            )  # fmt: skip
+            vals = to_f64(tag, view2d(flat, M, K, in_off, sm, sk))
+            try:
+                check(tag, op, out_tag, acc_tag, got, vals)
+            except AssertionError as e:
+                raise AssertionError(f"M={M} K={K} layout={name}: {e}") from None
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_broadcast_row_stride_zero(ctx, queue, build, rng, kernel):
+    M, K = 6, 50
+    data = np.broadcast_to(gen(rng, "float", "sum", (1, K)), (M, K))
+    flat = make_input("float", data[:1], 2, 0, 1)
+    got, out_tag, acc_tag = run_reduce(
+        ctx, queue, build, kernel, "float", "sum", flat, M, K, 2, 0, 1
+    )
+    check("float", "sum", out_tag, acc_tag, got, to_f64("float", view2d(flat, M, K, 2, 0, 1)))
+
+
+@pytest.mark.parametrize("tag", ("float", "double", "half", "bfloat16", "int", "bool", "uchar"))
+@pytest.mark.parametrize("op", ("sum", "prod"))
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_k_zero(ctx, queue, build, has_fp64, kernel, op, tag):
+    _need(tag, has_fp64)
+    M = 5
+    flat = np.full(4, sentinel(tag), dtype=STORE[tag])
+    got, out_tag, _ = run_reduce(
+        ctx, queue, build, kernel, tag, op, flat, M, 0, 1, 0, 1, out_off=1, out_stride=2, lws=32
+    )
+    want = 0 if op == "sum" else 1
+    np.testing.assert_array_equal(to_f64(out_tag, got), np.full(M, want))
+
+
+@pytest.mark.parametrize("op", ("prod", "max", "min", "sum"))
+@pytest.mark.parametrize("tag", ("float", "int", "char"))
+def test_partial_empty_chunks(ctx, queue, build, rng, op, tag):
+    """More chunks than needed: trailing chunks are empty and must yield the identity."""
+    M, K = 3, 10
+    data = gen(rng, tag, op, (M, K))
+    flat = make_input(tag, data, 1, K, 1)
+    for G, chunk in ((4, 5), (8, 2), (12, 1), (3, 100)):
+        got, out_tag, acc_tag = run_reduce(
+            ctx, queue, build, "partial", tag, op, flat, M, K, 1, K, 1, G=G, chunk=chunk, lws=8
+        )
+        check(tag, op, out_tag, acc_tag, got, to_f64(tag, view2d(flat, M, K, 1, K, 1)))
+
+
+@pytest.mark.parametrize("tag", ("float", "double", "half", "bfloat16"))
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mean_scale(ctx, queue, build, has_fp64, rng, kernel, tag):
+    _need(tag, has_fp64)
+    for M, K in ((4, 33), (1, 1000), (40, 7)):
+        data = gen(rng, tag, "sum", (M, K))
+        flat = make_input(tag, data, 0, K, 1)
+        scale = 1.0 / K
+        got, out_tag, acc_tag = run_reduce(
+            ctx, queue, build, kernel, tag, "sum", flat, M, K, 0, K, 1, scale=scale, lws=64
+        )
+        vals = to_f64(tag, view2d(flat, M, K, 0, K, 1))
+        check(tag, "sum", out_tag, acc_tag, got, vals, scale=float(REG[acc_tag](scale)))
+
+
+@pytest.mark.parametrize("tag", ("half", "bfloat16"))
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_low_precision_output(ctx, queue, build, rng, kernel, op, tag):
+    """OUT_T = half / bfloat16 (rounded store), accumulation in float."""
+    M, K = 9, 77
+    data = gen(rng, tag, op, (M, K))
+    flat = make_input(tag, data, 3, 1, M)
+    got, out_tag, acc_tag = run_reduce(
+        ctx, queue, build, kernel, tag, op, flat, M, K, 3, 1, M, out_tag=tag, lws=32
+    )
+    check(tag, op, out_tag, acc_tag, got, to_f64(tag, view2d(flat, M, K, 3, 1, M)))
+
+
+def _special_rows(tag, K):
+    """Rows exercising NaN / Inf propagation; returns float32 data (M, K)."""
+    rng = np.random.default_rng(7)
+    base = (rng.standard_normal((10, K)) * 2).astype(np.float32)
+    inf, nan = np.float32(np.inf), np.float32(np.nan)
+    base[0, K // 2] = nan  # NaN in the middle
+    base[1, 0] = nan  # NaN first
+    base[2, K - 1] = nan  # NaN last
+    base[3, 3] = inf  # +Inf
+    base[4, 5] = -inf  # -Inf
+    base[5, 1], base[5, K - 2] = inf, -inf  # +Inf and -Inf: sum NaN
+    base[6, :] = -inf  # all -Inf: max is -Inf
+    base[7, :] = nan  # all NaN
+    base[8, 2], base[8, 4] = inf, nan  # Inf and NaN: NaN
+    # row 9 stays finite
+    return base
+
+
+@pytest.mark.parametrize("tag", ("float", "double", "half", "bfloat16"))
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_nan_inf(ctx, queue, build, has_fp64, kernel, op, tag):
+    _need(tag, has_fp64)
+    for K in (7, 300):
+        data32 = _special_rows(tag, K)
+        M = data32.shape[0]
+        data = data32.astype(np.float64) if tag == "double" else from_f32(tag, data32)
+        for in_off, sm, sk in ((0, K, 1), (2, 1, M + 1)):
+            flat = make_input(tag, data, in_off, sm, sk)
+            got, out_tag, acc_tag = run_reduce(
+                ctx, queue, build, kernel, tag, op, flat, M, K, in_off, sm, sk, lws=64
+            )
+            vals = to_f64(tag, view2d(flat, M, K, in_off, sm, sk))
+            check(tag, op, out_tag, acc_tag, got, vals)
+            res = to_f64(out_tag, got)
+            ref = reference(tag, op, vals)
+            # explicit expectations (the reference could hide a shared misconception)
+            assert np.isnan(res[[0, 1, 2, 7, 8]]).all()
+            assert not np.isnan(res[9])
+            if op == "sum":
+                assert np.isnan(res[5]) and res[3] == np.inf and res[4] == -np.inf
+            if op == "max":
+                assert res[3] == np.inf and res[6] == -np.inf and res[5] == np.inf
+                assert res[4] == ref[4] and np.isfinite(res[4])
+            if op == "min":
+                assert res[4] == -np.inf and res[6] == -np.inf and res[5] == -np.inf
+
+
+@pytest.mark.parametrize("lws", (1, 2, 8, 64, 512))
+@pytest.mark.parametrize("op", ("sum", "max"))
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_local_sizes(ctx, queue, build, rng, kernel, op, lws):
+    if lws > ctx.devices[0].max_work_group_size:
+        pytest.skip("local size too large for the device")
+    for tag in ("float", "int"):
+        for M, K in ((3, 1), (5, 700), (11, 13)):
+            data = gen(rng, tag, op, (M, K))
+            flat = make_input(tag, data, 1, K + 1, 1)
+            got, out_tag, acc_tag = run_reduce(
+                ctx, queue, build, kernel, tag, op, flat, M, K, 1, K + 1, 1, lws=lws, G=5
+            )
+            check(tag, op, out_tag, acc_tag, got, to_f64(tag, view2d(flat, M, K, 1, K + 1, 1)))
+
+
+@pytest.mark.parametrize(
+    "tag,op",
+    [
+        ("float", "sum"),
+        ("float", "max"),
+        ("float", "min"),
+        ("double", "sum"),
+        ("int", "sum"),
+        ("bfloat16", "sum"),
+        ("half", "sum"),
+    ],
+)
+def test_large_row_partial(ctx, queue, build, has_fp64, rng, slow, tag, op):
+    """K = 2^20 + 3 split over G chunks, then finished by reduce_rows (sum also as mean)."""
+    _need(tag, has_fp64)
+    if slow:
+        pytest.skip("too large for a simulator")
+    K = 2**20 + 3
+    for M, in_off, sm, sk, G in ((1, 0, K, 1, 64), (2, 3, 1, 2, 37)):
+        data = gen(rng, tag, op, (M, K))
+        if op == "sum" and tag in FLOAT_TAGS:
+            data_f = to_f64(tag, data) + 0.5  # nonzero mean so the sum is not near zero
+            data = data_f if tag == "double" else from_f32(tag, data_f.astype(np.float32))
+        flat = make_input(tag, data, in_off, sm, sk)
+        vals = to_f64(tag, view2d(flat, M, K, in_off, sm, sk))
+        got, out_tag, acc_tag = run_reduce(
+            ctx, queue, build, "partial", tag, op, flat, M, K, in_off, sm, sk, G=G
+        )
+        check(tag, op, out_tag, acc_tag, got, vals)
+        if op == "sum" and tag in FLOAT_TAGS:
+            ref = reference(tag, op, vals)
+            # much tighter than the bound used in check(): relative error of the sum itself
+            rel = np.abs(to_f64(out_tag, got) - ref) / np.abs(ref)
+            assert np.all(rel < 1e-5 if acc_tag == "float" else 1e-12), rel
+            scale = 1.0 / K
+            got, out_tag, acc_tag = run_reduce(
+                ctx, queue, build, "partial", tag, op, flat, M, K, in_off, sm, sk, G=G,
+                scale=scale,
+            )  # fmt: skip
+            check(tag, op, out_tag, acc_tag, got, vals, scale=float(REG[acc_tag](scale)))
+
+
+def test_large_row_single_group(ctx, queue, build, rng, slow):
+    """A long row through reduce_rows alone (one work-group) still sums accurately."""
+    if slow:
+        pytest.skip("too large for a simulator")
+    K = 2**20 + 3
+    data = (rng.standard_normal((1, K)) + 0.5).astype(np.float32)
+    flat = make_input("float", data, 0, K, 1)
+    got, out_tag, acc_tag = run_reduce(
+        ctx, queue, build, "rows", "float", "sum", flat, 1, K, 0, K, 1
+    )
+    ref = data.astype(np.float64).sum()
+    assert abs(float(got[0]) - ref) <= 1e-5 * abs(ref)
+
+
+def test_int_sum_widens(ctx, queue, build):
+    """int32 sums accumulate in long (no 32-bit overflow); uchar/bool count without wrapping."""
+    K = 1000
+    for tag, val, want in (
+        ("int", 2**31 - 1, K * (2**31 - 1)),
+        ("uchar", 255, 255 * K),
+        ("bool", 1, K),
+        ("char", -128, -128 * K),
+    ):
+        data = np.full((2, K), val, dtype=STORE[tag])
+        flat = make_input(tag, data, 0, K, 1)
+        for kernel in KERNELS:
+            got, out_tag, _ = run_reduce(ctx, queue, build, kernel, tag, "sum", flat, 2, K, 0, K, 1)
+            assert out_tag == "long"
+            np.testing.assert_array_equal(got, np.full(2, want, dtype=np.int64))
+
+
+@pytest.mark.parametrize("own_acc", (False, True))
+def test_integer_minmax_limits(ctx, queue, build, own_acc):
+    """Extreme integer values survive the max/min identities (type limits), with ACC_T=long
+    (what the host uses) and with ACC_T equal to the input tag."""
+    for tag in ("int", "long", "char", "short", "uchar", "bool"):
+        if tag == "bool":
+            lo, hi = 0, 1
+        else:
+            lo, hi = np.iinfo(STORE[tag]).min, np.iinfo(STORE[tag]).max
+        data = np.array([[lo] * 5, [hi] * 5, [lo, hi, lo, hi, lo]]).astype(STORE[tag])
+        flat = make_input(tag, data, 0, 5, 1)
+        for kernel in KERNELS:
+            for op in ("max", "min"):
+                got, out_tag, acc_tag = run_reduce(
+                    ctx, queue, build, kernel, tag, op, flat, 3, 5, 0, 5, 1, lws=4, G=3, chunk=2,
+                    acc_tag=tag if own_acc else None,
+                )  # fmt: skip
+                check(tag, op, out_tag, acc_tag, got, to_f64(tag, data))
+
+
+def test_source_states_geometry():
+    src = (pathlib.Path(__file__).resolve().parents[2] / "kernels" / "reduce.cl").read_text()
+    head = src.split("#ifndef LWS")[0]
+    for text in ("global = {M*LWS}", "global = {roundup(M, LWS)}", "global = {M*G*LWS}"):
+        assert text in head
