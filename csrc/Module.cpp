@@ -16,7 +16,8 @@ namespace {
 
 std::vector<std::string> property_strings(int64_t device) {
   const DeviceInfo& d = device_info(static_cast<int>(device));
-  return {d.name, d.vendor, d.platform_name, d.driver_version, d.version, d.c_version, d.extensions};
+  return {d.name,    d.vendor,    d.platform_name, d.driver_version,
+          d.version, d.c_version, d.extensions};
 }
 
 std::vector<int64_t> property_ints(int64_t device) {

@@ -59,7 +59,7 @@ inline COMP floor_divide(COMP a, COMP b) {
 #if defined(OP_add)
 #define OP(a, b, c) ((a) + p0 * (b))
 #elif defined(OP_sub)
-#define OP(a, b, c) ((a) - p0 * (b))
+#define OP(a, b, c) ((a)-p0 * (b))
 #elif defined(OP_mul)
 #define OP(a, b, c) ((a) * (b))
 #elif defined(OP_div_true)
@@ -169,7 +169,7 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #endif
 
 // Operand k's kernel parameters and how to read element `off` of it.
-#define BUF_PARAM(k, T) , __global const STORE_TYPE(T) *in##k, ulong in##k##_off
+#define BUF_PARAM(k, T) , __global const STORE_TYPE(T)*in##k, ulong in##k##_off
 #define SCALAR_PARAM(k) , COMP in##k##_val
 
 #if NIN > 0
@@ -230,8 +230,8 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #define LOAD_IN0(off) CONVERT(COMP_T, LOAD(IN0_T, in0, off))
 #endif
 
-__kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T) * out,
-                          ulong out_off P0 P1 P2, COMP p0, COMP p1 STRIDE_PARAMS) {
+__kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_off P0 P1 P2, COMP p0,
+                          COMP p1 STRIDE_PARAMS) {
   const idx_t i = (idx_t)get_global_id(0);
   if (i >= (idx_t)n) return;
 #if NDIM == 0
@@ -254,15 +254,16 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T) * out,
 #else
 #define STEP2(comp)
 #endif
-#define DIM(d, comp)                        \
-  if (NDIM > d) {                           \
-    const idx_t s = (idx_t)sizes.comp;      \
+#define DIM(d, comp)                                 \
+  if (NDIM > d) {                                    \
+    const idx_t s = (idx_t)sizes.comp;               \
     const idx_t c = (NDIM == d + 1) ? rem : rem % s; \
-    rem = (NDIM == d + 1) ? 0 : rem / s;    \
-    o += c * (idx_t)sto.comp;               \
-    STEP0(comp) STEP1(comp) STEP2(comp)     \
+    rem = (NDIM == d + 1) ? 0 : rem / s;             \
+    o += c * (idx_t)sto.comp;                        \
+    STEP0(comp) STEP1(comp) STEP2(comp)              \
   }
-  DIM(0, s0) DIM(1, s1) DIM(2, s2) DIM(3, s3) DIM(4, s4) DIM(5, s5) DIM(6, s6) DIM(7, s7)
+  DIM(0, s0)
+  DIM(1, s1) DIM(2, s2) DIM(3, s3) DIM(4, s4) DIM(5, s5) DIM(6, s6) DIM(7, s7)
 #endif
 #if NIN > 0
 #ifdef IN0_SCALAR
@@ -271,7 +272,7 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T) * out,
   const COMP a = LOAD_IN0(in0_off + o0);
 #endif
 #else
-  const COMP a = 0;
+      const COMP a = 0;
 #endif
 #if NIN > 1
 #ifdef IN1_SCALAR

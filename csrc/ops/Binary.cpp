@@ -1,7 +1,7 @@
 // Binary arithmetic: add, sub, mul, div (all rounding modes), maximum, minimum, bitwise ops,
 // threshold_backward (relu's gradient), sigmoid/tanh backward. Functional, in-place and out=.
-#include <ATen/native/TensorIterator.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/native/TensorIterator.h>
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
@@ -9,7 +9,8 @@
 namespace torch_ocl {
 namespace {
 
-using Builder = at::TensorIterator (*)(at::TensorBase&, const at::TensorBase&, const at::TensorBase&);
+using Builder = at::TensorIterator (*)(at::TensorBase&, const at::TensorBase&,
+                                       const at::TensorBase&);
 
 at::TensorIterator binary(at::TensorBase& out, const at::TensorBase& a, const at::TensorBase& b) {
   return at::TensorIterator::borrowing_binary_op(out, a, b);
@@ -63,7 +64,8 @@ const char* div_op(std::optional<c10::string_view> mode) {
   if (!mode) return "div_true";
   if (*mode == "trunc") return "div_trunc";
   if (*mode == "floor") return "div_floor";
-  TORCH_CHECK(false, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+  TORCH_CHECK(false,
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
               *mode, "'");
 }
 Builder div_builder(std::optional<c10::string_view> mode) { return mode ? binary : binary_float; }
@@ -82,17 +84,15 @@ at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b,
   return out;
 }
 
-#define TORCH_OCL_BINARY(name, builder, op)                                          \
-  at::Tensor name(const at::Tensor& a, const at::Tensor& b) {                        \
-    return run({}, a, b, builder, op);                                               \
-  }                                                                                  \
-  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) {                          \
-    run(a, a, b, builder, op);                                                       \
-    return a;                                                                        \
-  }                                                                                  \
-  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) { \
-    run(out, a, b, builder, op);                                                     \
-    return out;                                                                      \
+#define TORCH_OCL_BINARY(name, builder, op)                                                        \
+  at::Tensor name(const at::Tensor& a, const at::Tensor& b) { return run({}, a, b, builder, op); } \
+  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) {                                        \
+    run(a, a, b, builder, op);                                                                     \
+    return a;                                                                                      \
+  }                                                                                                \
+  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {              \
+    run(out, a, b, builder, op);                                                                   \
+    return out;                                                                                    \
   }
 
 TORCH_OCL_BINARY(mul, binary, "mul")
@@ -121,15 +121,15 @@ at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& sel
 }
 
 // Scalar overloads of the bitwise ops are native (not composite) in ATen.
-#define TORCH_OCL_BINARY_SCALAR(name)                                                      \
-  at::Tensor name##_scalar(const at::Tensor& a, const at::Scalar& b) {                     \
-    return torch_ocl::name(a, at::native::wrapped_scalar_tensor(b));                                  \
-  }                                                                                        \
-  at::Tensor& name##_scalar_(at::Tensor& a, const at::Scalar& b) {                         \
-    return torch_ocl::name##_(a, at::native::wrapped_scalar_tensor(b));                               \
-  }                                                                                        \
+#define TORCH_OCL_BINARY_SCALAR(name)                                                        \
+  at::Tensor name##_scalar(const at::Tensor& a, const at::Scalar& b) {                       \
+    return torch_ocl::name(a, at::native::wrapped_scalar_tensor(b));                         \
+  }                                                                                          \
+  at::Tensor& name##_scalar_(at::Tensor& a, const at::Scalar& b) {                           \
+    return torch_ocl::name##_(a, at::native::wrapped_scalar_tensor(b));                      \
+  }                                                                                          \
   at::Tensor& name##_scalar_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) { \
-    return torch_ocl::name##_out(a, at::native::wrapped_scalar_tensor(b), out);                       \
+    return torch_ocl::name##_out(a, at::native::wrapped_scalar_tensor(b), out);              \
   }
 TORCH_OCL_BINARY_SCALAR(bitwise_and)
 TORCH_OCL_BINARY_SCALAR(bitwise_or)
@@ -148,9 +148,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.Tensor_mode", div_mode);
   m.impl("div_.Tensor_mode", div_mode_);
   m.impl("div.out_mode", div_mode_out);
-#define TORCH_OCL_REG(name, schema)             \
-  m.impl(#name "." schema, name);               \
-  m.impl(#name "_." schema, name##_);           \
+#define TORCH_OCL_REG(name, schema)   \
+  m.impl(#name "." schema, name);     \
+  m.impl(#name "_." schema, name##_); \
   m.impl(#name ".out", name##_out);
   TORCH_OCL_REG(mul, "Tensor")
   TORCH_OCL_REG(div, "Tensor")

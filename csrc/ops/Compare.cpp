@@ -1,6 +1,6 @@
 // Comparisons (eq, ne, lt, le, gt, ge with tensor or scalar), where, and clamp.
-#include <ATen/native/TensorIterator.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/native/TensorIterator.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
@@ -17,26 +17,26 @@ at::Tensor compare(at::Tensor out, const at::Tensor& a, const at::Tensor& b, con
   return iter.output();
 }
 
-#define TORCH_OCL_COMPARE(name)                                                              \
+#define TORCH_OCL_COMPARE(name)                                                                  \
   at::Tensor name(const at::Tensor& a, const at::Tensor& b) { return compare({}, a, b, #name); } \
-  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) {                                  \
-    compare(a, a, b, #name);                                                                 \
-    return a;                                                                                \
-  }                                                                                          \
-  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {        \
-    compare(out, a, b, #name);                                                               \
-    return out;                                                                              \
-  }                                                                                          \
-  at::Tensor name##_s(const at::Tensor& a, const at::Scalar& b) {                            \
-    return compare({}, a, at::native::wrapped_scalar_tensor(b), #name);                      \
-  }                                                                                          \
-  at::Tensor& name##_s_(at::Tensor& a, const at::Scalar& b) {                                \
-    compare(a, a, at::native::wrapped_scalar_tensor(b), #name);                              \
-    return a;                                                                                \
-  }                                                                                          \
-  at::Tensor& name##_s_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) {      \
-    compare(out, a, at::native::wrapped_scalar_tensor(b), #name);                            \
-    return out;                                                                              \
+  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) {                                      \
+    compare(a, a, b, #name);                                                                     \
+    return a;                                                                                    \
+  }                                                                                              \
+  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {            \
+    compare(out, a, b, #name);                                                                   \
+    return out;                                                                                  \
+  }                                                                                              \
+  at::Tensor name##_s(const at::Tensor& a, const at::Scalar& b) {                                \
+    return compare({}, a, at::native::wrapped_scalar_tensor(b), #name);                          \
+  }                                                                                              \
+  at::Tensor& name##_s_(at::Tensor& a, const at::Scalar& b) {                                    \
+    compare(a, a, at::native::wrapped_scalar_tensor(b), #name);                                  \
+    return a;                                                                                    \
+  }                                                                                              \
+  at::Tensor& name##_s_out(const at::Tensor& a, const at::Scalar& b, at::Tensor& out) {          \
+    compare(out, a, at::native::wrapped_scalar_tensor(b), #name);                                \
+    return out;                                                                                  \
   }
 TORCH_OCL_COMPARE(eq)
 TORCH_OCL_COMPARE(ne)
@@ -69,8 +69,8 @@ at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& self, const at::
 
 at::Tensor where(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
   const at::ScalarType result = at::result_type(self, other);
-  at::Tensor out = at::empty({0}, self.options().dtype(result).device(
-                                      self.is_cpu() ? other.device() : self.device()));
+  at::Tensor out = at::empty(
+      {0}, self.options().dtype(result).device(self.is_cpu() ? other.device() : self.device()));
   return where_out(cond, self, other, out);
 }
 
@@ -108,12 +108,16 @@ at::Tensor& clamp_out(const at::Tensor& a, const std::optional<at::Scalar>& lo,
   clamp_impl(out, a, lo, hi);
   return out;
 }
-at::Tensor clamp_min(const at::Tensor& a, const at::Scalar& lo) { return clamp_impl({}, a, lo, {}); }
+at::Tensor clamp_min(const at::Tensor& a, const at::Scalar& lo) {
+  return clamp_impl({}, a, lo, {});
+}
 at::Tensor& clamp_min_(at::Tensor& a, const at::Scalar& lo) {
   clamp_impl(a, a, lo, {});
   return a;
 }
-at::Tensor clamp_max(const at::Tensor& a, const at::Scalar& hi) { return clamp_impl({}, a, {}, hi); }
+at::Tensor clamp_max(const at::Tensor& a, const at::Scalar& hi) {
+  return clamp_impl({}, a, {}, hi);
+}
 at::Tensor& clamp_max_(at::Tensor& a, const at::Scalar& hi) {
   clamp_impl(a, a, {}, hi);
   return a;
@@ -122,12 +126,12 @@ at::Tensor& clamp_max_(at::Tensor& a, const at::Scalar& hi) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-#define TORCH_OCL_REG(name)                       \
-  m.impl(#name ".Tensor", name);                  \
-  m.impl(#name "_.Tensor", name##_);              \
-  m.impl(#name ".Tensor_out", name##_out);        \
-  m.impl(#name ".Scalar", name##_s);              \
-  m.impl(#name "_.Scalar", name##_s_);            \
+#define TORCH_OCL_REG(name)                \
+  m.impl(#name ".Tensor", name);           \
+  m.impl(#name "_.Tensor", name##_);       \
+  m.impl(#name ".Tensor_out", name##_out); \
+  m.impl(#name ".Scalar", name##_s);       \
+  m.impl(#name "_.Scalar", name##_s_);     \
   m.impl(#name ".Scalar_out", name##_s_out);
   TORCH_OCL_REG(eq)
   TORCH_OCL_REG(ne)

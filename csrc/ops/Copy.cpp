@@ -35,13 +35,13 @@ void write_async(const at::Tensor& dst, const void* src, size_t nbytes, bool src
   cl_command_queue q = current_queue(dst.device().index());
   cl_event done = nullptr;
   if (src_pinned) {
-    OCL_CHECK(cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, src, 0, nullptr,
-                                        &done));
+    OCL_CHECK(
+        cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, src, 0, nullptr, &done));
     record_host_use(src, done);
   } else {
     void* staging = std::malloc(nbytes);
-    TORCH_CHECK_WITH(OutOfMemoryError, staging, "torch-ocl: out of host memory staging a ",
-                     nbytes, "-byte copy");
+    TORCH_CHECK_WITH(OutOfMemoryError, staging, "torch-ocl: out of host memory staging a ", nbytes,
+                     "-byte copy");
     std::memcpy(staging, src, nbytes);
     const cl_int err =
         cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, staging, 0, nullptr, &done);
@@ -60,8 +60,8 @@ void read(const at::Tensor& src, void* dst, size_t nbytes, bool non_blocking) {
   const bool async = non_blocking && is_pinned(dst);
   if (!async) host_wait("copying an ocl tensor to the CPU (.cpu(), .item(), .tolist(), print)");
   cl_event done = nullptr;
-  OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, async ? CL_FALSE : CL_TRUE, b.offset, nbytes, dst,
-                                     0, nullptr, async ? &done : nullptr));
+  OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, async ? CL_FALSE : CL_TRUE, b.offset, nbytes, dst, 0,
+                                     nullptr, async ? &done : nullptr));
   if (async) {
     flush(q);
     record_host_use(dst, done);
@@ -155,8 +155,8 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   BufferRef b = buffer_of(src);
   cl_command_queue q = current_queue(self.device().index());
   host_wait("Tensor.item() / _local_scalar_dense");
-  OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, self.itemsize(),
-                                     host.data_ptr(), 0, nullptr, nullptr));
+  OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, self.itemsize(), host.data_ptr(),
+                                     0, nullptr, nullptr));
   return host.item();
 }
 

@@ -27,8 +27,8 @@ at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarTyp
   device_info(index);
   c10::DeviceGuard guard(at::Device(c10::DeviceType::PrivateUse1, index));
   const c10::DispatchKeySet keys(c10::DispatchKey::PrivateUse1);
-  return at::detail::empty_generic(size, device_allocator(), keys,
-                                   c10::dtype_or_default(dtype), memory_format);
+  return at::detail::empty_generic(size, device_allocator(), keys, c10::dtype_or_default(dtype),
+                                   memory_format);
 }
 
 at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,

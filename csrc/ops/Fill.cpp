@@ -24,9 +24,8 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
 }
 
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
-  TORCH_CHECK(value.dim() == 0,
-              "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
-              " dimensions.");
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
   if (value.device().is_cpu()) return fill_scalar(self, value.item());
   self.copy_(value);  // broadcast on the device, no host wait
   return self;

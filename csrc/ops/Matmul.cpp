@@ -34,8 +34,9 @@ void check_mm(const at::Tensor& a, const at::Tensor& b, const char* name) {
   TORCH_CHECK(b.dim() == 2, name, ": mat2 must be a matrix");
   TORCH_CHECK(a.size(1) == b.size(0), name, ": mat1 and mat2 shapes cannot be multiplied (",
               a.size(0), "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
-              a.scalar_type(), " != ", b.scalar_type());
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(),
+              "expected m1 and m2 to have the same dtype, but got: ", a.scalar_type(),
+              " != ", b.scalar_type());
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(a.scalar_type()), "torch-ocl: ", name,
                               " is implemented for floating dtypes only, got ", a.scalar_type());
 }

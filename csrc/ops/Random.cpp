@@ -60,8 +60,7 @@ void philox_fill(at::Tensor& out, const char* dist, float p1, float p2,
   launch.enqueue1d(device, counters, kLws);
 }
 
-void philox_range(at::Tensor& out, int64_t from, uint64_t range,
-                  std::optional<at::Generator> gen) {
+void philox_range(at::Tensor& out, int64_t from, uint64_t range, std::optional<at::Generator> gen) {
   const int device = out.device().index();
   const uint64_t n = out.numel();
   const uint64_t counters = (n + 1) / 2;

@@ -138,15 +138,17 @@ void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tenso
       KernelLaunch launch(k);
       launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
       launch.buffer(in, in_item).arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
-      launch.buffer(pb, part.itemsize()).arg(static_cast<cl_ulong>(G)).arg(static_cast<cl_ulong>(chunk));
+      launch.buffer(pb, part.itemsize())
+          .arg(static_cast<cl_ulong>(G))
+          .arg(static_cast<cl_ulong>(chunk));
       launch.enqueue1d(device, M * G * 256, 256);
     }
     launch_reduce("reduce_rows", device, options(acc, 64), M * 64, 64, M, G, pb, part.itemsize(),
                   static_cast<int64_t>(G), 1, dst, out_item, 1, scale, acc);
   } else if (p.sk == 1 || M < 256 || K > 4096) {
     const size_t lws = K >= 1024 ? 256 : 64;
-    launch_reduce("reduce_rows", device, options(in_t, lws), M * lws, lws, M, K, in, in_item,
-                  p.sm, p.sk, dst, out_item, 1, scale, acc);
+    launch_reduce("reduce_rows", device, options(in_t, lws), M * lws, lws, M, K, in, in_item, p.sm,
+                  p.sk, dst, out_item, 1, scale, acc);
   } else {
     launch_reduce("reduce_cols", device, options(in_t, 64), M, 64, M, K, in, in_item, p.sm, p.sk,
                   dst, out_item, 1, scale, acc);
@@ -191,7 +193,7 @@ at::Tensor& reduce_out(const at::Tensor& self, at::OptionalIntArrayRef dims, boo
 at::ScalarType sum_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   if (dtype) return *dtype;
   return at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong
-                                                                       : self.scalar_type();
+                                                                      : self.scalar_type();
 }
 
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
@@ -209,8 +211,7 @@ at::Tensor sum_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) 
 
 at::ScalarType mean_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   const at::ScalarType t = dtype ? *dtype : self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(t),
-              "mean(): could not infer output dtype. ",
+  TORCH_CHECK(at::isFloatingType(t), "mean(): could not infer output dtype. ",
               dtype ? "Optional dtype" : "Input dtype",
               " must be either a floating point or complex dtype. Got: ", t);
   return t;

@@ -24,15 +24,15 @@ at::Tensor run(at::Tensor out, const at::Tensor& a, Builder build, const char* o
   return iter.output();
 }
 
-#define TORCH_OCL_UNARY(name, builder)                                                     \
-  at::Tensor name(const at::Tensor& a) { return run({}, a, builder, #name); }             \
-  at::Tensor& name##_(at::Tensor& a) {                                                    \
-    run(a, a, builder, #name);                                                            \
-    return a;                                                                             \
-  }                                                                                       \
-  at::Tensor& name##_out(const at::Tensor& a, at::Tensor& out) {                          \
-    run(out, a, builder, #name);                                                          \
-    return out;                                                                           \
+#define TORCH_OCL_UNARY(name, builder)                                        \
+  at::Tensor name(const at::Tensor& a) { return run({}, a, builder, #name); } \
+  at::Tensor& name##_(at::Tensor& a) {                                        \
+    run(a, a, builder, #name);                                                \
+    return a;                                                                 \
+  }                                                                           \
+  at::Tensor& name##_out(const at::Tensor& a, at::Tensor& out) {              \
+    run(out, a, builder, #name);                                              \
+    return out;                                                               \
   }
 
 TORCH_OCL_UNARY(neg, same)
@@ -54,9 +54,9 @@ TORCH_OCL_UNARY(reciprocal, to_float)
 #undef TORCH_OCL_UNARY
 
 // Rounding an integer tensor is the identity; the kernels' ceil/floor/round need floats.
-#define TORCH_OCL_ROUNDING(name)                                                \
-  at::Tensor name##_any(const at::Tensor& a) {                                  \
-    return at::isIntegralType(a.scalar_type(), true) ? a.clone() : torch_ocl::name(a);     \
+#define TORCH_OCL_ROUNDING(name)                                                       \
+  at::Tensor name##_any(const at::Tensor& a) {                                         \
+    return at::isIntegralType(a.scalar_type(), true) ? a.clone() : torch_ocl::name(a); \
   }
 TORCH_OCL_ROUNDING(ceil)
 TORCH_OCL_ROUNDING(floor)
@@ -87,9 +87,9 @@ at::Tensor logical_not(const at::Tensor& a) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-#define TORCH_OCL_REG(name)          \
-  m.impl(#name, name);               \
-  m.impl(#name "_", name##_);        \
+#define TORCH_OCL_REG(name)   \
+  m.impl(#name, name);        \
+  m.impl(#name "_", name##_); \
   m.impl(#name ".out", name##_out);
   TORCH_OCL_REG(neg)
   TORCH_OCL_REG(abs)

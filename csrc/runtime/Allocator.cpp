@@ -17,10 +17,10 @@ namespace torch_ocl {
 namespace {
 
 constexpr size_t kRound = 512;
-constexpr size_t kSmallLimit = 1 << 20;         // requests up to 1 MiB share small segments
-constexpr size_t kSmallSegment = 2 << 20;       // 2 MiB
-constexpr size_t kLargeRound = 2 << 20;         // large segments are multiples of 2 MiB
-constexpr size_t kMinLargeSplit = 1 << 20;      // split a large block only if >1 MiB remains
+constexpr size_t kSmallLimit = 1 << 20;     // requests up to 1 MiB share small segments
+constexpr size_t kSmallSegment = 2 << 20;   // 2 MiB
+constexpr size_t kLargeRound = 2 << 20;     // large segments are multiples of 2 MiB
+constexpr size_t kMinLargeSplit = 1 << 20;  // split a large block only if >1 MiB remains
 constexpr uint64_t kAddressBase = 0x4000000000000000ull;  // non-canonical: faults if dereferenced
 constexpr int kMaxDevices = 64;
 
@@ -209,7 +209,8 @@ Block* allocate_block(int device, size_t requested, int stream) {
     b = *it;
     pool.erase(it);
   } else {
-    const size_t seg_size = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
+    const size_t seg_size =
+        small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
     Segment* seg = create_segment(device, st, seg_size);
     b = new Block;
     b->seg = seg;
@@ -286,8 +287,8 @@ struct OclAllocator final : public c10::Allocator {
     if (count == 0) return;
     BufferRef d = buffer_at(dest), s = buffer_at(src);
     cl_command_queue q = current_queue();
-    OCL_CHECK(cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr,
-                                       nullptr));
+    OCL_CHECK(
+        cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr, nullptr));
     note_enqueued(q);
   }
 };

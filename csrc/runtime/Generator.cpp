@@ -1,7 +1,7 @@
 #include "runtime/Generator.h"
 
-#include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/Functions.h>
+#include <ATen/core/GeneratorForPrivateuseone.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
@@ -36,8 +36,8 @@ uint64_t OclGeneratorImpl::seed() {
 
 // State layout: 16 bytes, uint8 CPU tensor: seed (8 bytes, native order), offset (8 bytes).
 void OclGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
-  TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() &&
-                  new_state.numel() == 16 && new_state.device().is_cpu(),
+  TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() && new_state.numel() == 16 &&
+                  new_state.device().is_cpu(),
               "torch-ocl: RNG state must be a CPU torch.ByteTensor of 16 bytes, got ",
               new_state.numel(), " elements");
   const auto* p = static_cast<const uint8_t*>(new_state.data());
@@ -70,8 +70,9 @@ const at::Generator& default_generator(c10::DeviceIndex device) {
   static std::deque<at::Generator> generators;  // stable addresses
   if (device < 0) device = static_cast<c10::DeviceIndex>(current_device());
   const int n = device_count();
-  TORCH_CHECK_INDEX(device >= 0 && device < std::max(n, 1), "torch-ocl: invalid device index ocl:",
-                    device, "; there are ", n, " OpenCL devices");
+  TORCH_CHECK_INDEX(device >= 0 && device < std::max(n, 1),
+                    "torch-ocl: invalid device index ocl:", device, "; there are ", n,
+                    " OpenCL devices");
   std::lock_guard<std::mutex> lock(mutex);
   while (static_cast<int>(generators.size()) <= device) {
     generators.push_back(

@@ -120,14 +120,15 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     host_wait("Event.elapsed_time()");
     OCL_CHECK(cl().clWaitForEvents(2, evs));
     cl_ulong t0 = 0, t1 = 0;
-    OCL_CHECK(cl().clGetEventProfilingInfo(a->event, CL_PROFILING_COMMAND_END, sizeof(t0), &t0,
-                                           nullptr));
-    OCL_CHECK(cl().clGetEventProfilingInfo(b->event, CL_PROFILING_COMMAND_END, sizeof(t1), &t1,
-                                           nullptr));
+    OCL_CHECK(
+        cl().clGetEventProfilingInfo(a->event, CL_PROFILING_COMMAND_END, sizeof(t0), &t0, nullptr));
+    OCL_CHECK(
+        cl().clGetEventProfilingInfo(b->event, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, nullptr));
     return (static_cast<double>(t1) - static_cast<double>(t0)) / 1e6;
   }
 
-  void recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream) const override {
+  void recordDataPtrOnStream(const c10::DataPtr& data_ptr,
+                             const c10::Stream& stream) const override {
     record_stream(data_ptr, stream);
   }
 };

@@ -24,8 +24,8 @@ struct HostBlock {
 };
 
 std::mutex g_mutex;
-std::map<uintptr_t, HostBlock*> g_blocks;         // every block, by address
-std::multimap<size_t, HostBlock*> g_free;         // free blocks by size
+std::map<uintptr_t, HostBlock*> g_blocks;  // every block, by address
+std::multimap<size_t, HostBlock*> g_free;  // free blocks by size
 
 bool events_done(HostBlock* b) {
   for (auto it = b->events.begin(); it != b->events.end();) {

@@ -40,8 +40,8 @@ class KernelLaunch {
   // Enqueues on the current stream of `device` with explicit global and local sizes.
   void enqueue(int device, cl_uint dims, const size_t* global, const size_t* local) {
     cl_command_queue q = current_queue(device);
-    OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr,
-                                          nullptr));
+    OCL_CHECK(
+        cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, nullptr));
     note_enqueued(q);
   }
   void enqueue1d(int device, size_t global, size_t local) {

@@ -41,7 +41,7 @@ const ClApi* try_load_cl_api(std::string* error) {
     void* handle = open_library(g_path, &g_error);
     if (handle) {
       std::string missing;
-#define TORCH_OCL_RESOLVE(name)                                                           \
+#define TORCH_OCL_RESOLVE(name)                                                       \
   g_api.name = reinterpret_cast<decltype(g_api.name)>(library_symbol(handle, #name)); \
   if (!g_api.name) missing += std::string(missing.empty() ? "" : ", ") + #name;
       TORCH_OCL_CL_FUNCTIONS(TORCH_OCL_RESOLVE)

@@ -65,9 +65,9 @@ const char* cl_error_name(cl_int code);
 
 }  // namespace torch_ocl
 
-#define OCL_CHECK(expr)                                                                    \
-  do {                                                                                     \
-    cl_int ocl_check_err_ = (expr);                                                        \
-    TORCH_CHECK(ocl_check_err_ == CL_SUCCESS, "OpenCL call ", #expr, " failed with ",     \
+#define OCL_CHECK(expr)                                                                 \
+  do {                                                                                  \
+    cl_int ocl_check_err_ = (expr);                                                     \
+    TORCH_CHECK(ocl_check_err_ == CL_SUCCESS, "OpenCL call ", #expr, " failed with ",   \
                 ::torch_ocl::cl_error_name(ocl_check_err_), " (", ocl_check_err_, ")"); \
   } while (0)

@@ -39,7 +39,8 @@ fs::path cache_dir() {
   if (off && std::string(off) == "0") return {};
   if (const char* dir = std::getenv("TORCH_OCL_CACHE_DIR")) return fs::path(dir);
 #ifdef _WIN32
-  if (const char* local = std::getenv("LOCALAPPDATA")) return fs::path(local) / "torch_ocl" / "cache";
+  if (const char* local = std::getenv("LOCALAPPDATA"))
+    return fs::path(local) / "torch_ocl" / "cache";
 #else
   if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return fs::path(xdg) / "torch_ocl";
   if (const char* home = std::getenv("HOME")) return fs::path(home) / ".cache" / "torch_ocl";
@@ -51,7 +52,8 @@ std::string build_log(const DeviceInfo& info, cl_program prog) {
   size_t size = 0;
   cl().clGetProgramBuildInfo(prog, info.id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
   std::string log(size, '\0');
-  if (size) cl().clGetProgramBuildInfo(prog, info.id, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+  if (size)
+    cl().clGetProgramBuildInfo(prog, info.id, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   return log;
 }
@@ -125,8 +127,8 @@ cl_program build(int device, const std::string& source, const std::string& optio
   if (err != CL_SUCCESS) {
     const std::string log = build_log(info, prog);
     cl().clReleaseProgram(prog);
-    TORCH_CHECK(false, "torch-ocl: failed to build the OpenCL program for ", what, " on ocl:",
-                device, " (", info.name, ", ", info.platform_name, ") with options '",
+    TORCH_CHECK(false, "torch-ocl: failed to build the OpenCL program for ", what,
+                " on ocl:", device, " (", info.name, ", ", info.platform_name, ") with options '",
                 all_options, "': ", cl_error_name(err), ". Compiler log:\n", log);
   }
   if (!cached.empty()) save_binary(info, prog, cached);
@@ -142,8 +144,7 @@ std::string device_build_options(int device) {
   return opts;
 }
 
-cl_kernel get_kernel(int device, const char* file, const char* kernel,
-                     const std::string& options) {
+cl_kernel get_kernel(int device, const char* file, const char* kernel, const std::string& options) {
   std::string key;
   key.reserve(64 + options.size());
   key += static_cast<char>('0' + device);

@@ -10,7 +10,7 @@ namespace torch_ocl {
 constexpr int kStreamPoolSize = 16;
 
 c10::Stream default_stream(int device);
-c10::Stream current_stream(int device);  // this thread's current stream on `device`
+c10::Stream current_stream(int device);         // this thread's current stream on `device`
 c10::Stream set_current_stream(c10::Stream s);  // returns the previous one for its device
 c10::Stream stream_from_pool(int device);
 cl_command_queue queue_of(c10::Stream s);

@@ -32,8 +32,8 @@ from ._device import (  # noqa: E402
     is_initialized,
     set_device,
     set_sync_debug_mode,
-    synchronize,
     sync_debug_mode,
+    synchronize,
     why_unavailable,
 )
 from ._fallback import (  # noqa: E402

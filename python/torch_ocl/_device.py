@@ -134,7 +134,9 @@ def set_sync_debug_mode(debug_mode) -> None:
     """
     if isinstance(debug_mode, str):
         if debug_mode not in _SYNC_MODES:
-            raise RuntimeError('invalid value of debug_mode, expected one of "default", "warn", "error"')
+            raise RuntimeError(
+                'invalid value of debug_mode, expected one of "default", "warn", "error"'
+            )
         debug_mode = _SYNC_MODES[debug_mode]
     torch.ops.ocl.set_sync_debug_mode(int(debug_mode))
 

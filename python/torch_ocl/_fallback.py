@@ -8,7 +8,7 @@ import torch
 
 
 def set_fallback_mode(mode: str) -> None:
-    """"warn" (one warning per op), "silent", or "error" (raise NotImplementedError)."""
+    """ "warn" (one warning per op), "silent", or "error" (raise NotImplementedError)."""
     torch.ops.ocl.set_fallback_mode(mode)
 
 
@@ -29,7 +29,7 @@ def fallback_mode(mode: str):
 def fallback_counts() -> dict:
     """How often each op fell back to the CPU in this process, by op name."""
     names, counts = torch.ops.ocl.fallback_counts()
-    return dict(zip(names, counts))
+    return dict(zip(names, counts, strict=True))
 
 
 def reset_fallback_counts() -> None:

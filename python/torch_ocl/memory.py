@@ -11,7 +11,7 @@ from ._device import _index
 
 def memory_stats(device=None) -> dict:
     names, values = torch.ops.ocl.memory_stats(_index(device))
-    return collections.OrderedDict(sorted(zip(names, values)))
+    return collections.OrderedDict(sorted(zip(names, values, strict=True)))
 
 
 def memory_allocated(device=None) -> int:

@@ -35,7 +35,9 @@ def current_stream(device=None) -> Stream:
 
 
 def default_stream(device=None) -> Stream:
-    return Stream(stream_id=0, device_index=_index(device), device_type=current_stream(device).device_type)
+    return Stream(
+        stream_id=0, device_index=_index(device), device_type=current_stream(device).device_type
+    )
 
 
 def set_stream(stream: torch.Stream) -> None:
