@@ -262,8 +262,14 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
     o += c * (idx_t)sto.comp;                        \
     STEP0(comp) STEP1(comp) STEP2(comp)              \
   }
-  DIM(0, s0)
-  DIM(1, s1) DIM(2, s2) DIM(3, s3) DIM(4, s4) DIM(5, s5) DIM(6, s6) DIM(7, s7)
+  DIM(0, s0);
+  DIM(1, s1);
+  DIM(2, s2);
+  DIM(3, s3);
+  DIM(4, s4);
+  DIM(5, s5);
+  DIM(6, s6);
+  DIM(7, s7);
 #endif
 #if NIN > 0
 #ifdef IN0_SCALAR
@@ -272,7 +278,7 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
   const COMP a = LOAD_IN0(in0_off + o0);
 #endif
 #else
-      const COMP a = 0;
+  const COMP a = 0;
 #endif
 #if NIN > 1
 #ifdef IN1_SCALAR

@@ -41,8 +41,10 @@
 //    alignment, and vload8 is an out-of-line call on PoCL).
 //  - With B_TRANS and not A_TRANS both operands are contiguous along k, so the block is
 //    computed in DM x DN sub-blocks of dot products that are 8-wide along k.
-//  - With A_TRANS and B_TRANS the outer-product form is used with gathered B values
-//    (correct but slower; this combination is rare).
+//  - With A_TRANS and B_TRANS, A^T rows are contiguous along m: per k one 8-wide vector
+//    of A (lanes >= TM unused, so TM <= 8 there) times CW broadcast values of B, for
+//    the TN columns in passes of CW (CW = 8 float, 4 double; -DCW=.. overrides, must
+//    divide TN). Slower than the other layouts; this one is rare.
 //  - Out-of-range rows and columns are clamped to M-1 / N-1 for loading (every load is
 //    in bounds) and never stored.
 
@@ -79,11 +81,6 @@
 
 // Eight consecutive elements starting at p, as one vector (unaligned-safe).
 #define MM_LOAD8(p) ((VT)((p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7]))
-
-// Eight elements p[0], p[s], ..., p[7*s].
-#define MM_GATHER8(p, s)                                                                        \
-  ((VT)((p)[0], (p)[(s)], (p)[2 * (s)], (p)[3 * (s)], (p)[4 * (s)], (p)[5 * (s)], (p)[6 * (s)], \
-        (p)[7 * (s)]))
 
 // Store one finished element of C (caller guarantees m < M and n < N).
 inline void mm_store(__global T* C, long ldc, int m, int n, T v, T alpha, T beta,
@@ -169,8 +166,76 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
       }
     }
   }
+#elif defined(B_TRANS) && defined(A_TRANS)
+  // ---- column form: A^T rows are contiguous along m, B^T rows along k. Per k, one
+  // 8-wide vector of A[m0.., k] (lanes >= TM unused) times CW broadcast B[k, n] values,
+  // for the TN columns in passes of CW. ----
+#if TM > 8
+#error "A_TRANS with B_TRANS needs TM <= 8"
+#endif
+  const bool full_m = m0 + 8 <= M;  // the 8-wide load stays inside the matrix
+  int am[8];
+#pragma unroll
+  for (int l = 0; l < 8; ++l) am[l] = min(m0 + l, M - 1);
+#ifndef CW
+#if MM_IS_DOUBLE
+#define CW 4
 #else
-  // ---- outer-product form: per k, TM scalars of A times a TN-wide row of B ----
+#define CW 8
+#endif
+#endif
+#if (TN % CW) != 0
+#error "CW must divide TN"
+#endif
+  for (int sn = 0; sn < TN; sn += CW) {
+    if (n0 + sn >= N) break;
+    __global const T* bp[CW];
+#pragma unroll
+    for (int j = 0; j < CW; ++j) bp[j] = B + (long)min(n0 + sn + j, N - 1) * ldb;
+    VT acc[CW];
+#pragma unroll
+    for (int j = 0; j < CW; ++j) acc[j] = (VT)(0);
+    if (full_m) {
+      __global const T* ap = A + m0;
+      for (int k = 0; k < K; ++k) {
+        const VT a = MM_LOAD8(ap);
+#pragma unroll
+        for (int j = 0; j < CW; ++j) acc[j] = a * (VT)(bp[j][k]) + acc[j];
+        ap += lda;
+      }
+    } else {
+      __global const T* ap = A;
+      for (int k = 0; k < K; ++k) {
+        const VT a = (VT)(ap[am[0]], ap[am[1]], ap[am[2]], ap[am[3]], ap[am[4]], ap[am[5]],
+                          ap[am[6]], ap[am[7]]);
+#pragma unroll
+        for (int j = 0; j < CW; ++j) acc[j] = a * (VT)(bp[j][k]) + acc[j];
+        ap += lda;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < CW; ++j) {
+      const int n = n0 + sn + j;
+      if (n < N) {
+        T r[8];
+        r[0] = acc[j].s0;
+        r[1] = acc[j].s1;
+        r[2] = acc[j].s2;
+        r[3] = acc[j].s3;
+        r[4] = acc[j].s4;
+        r[5] = acc[j].s5;
+        r[6] = acc[j].s6;
+        r[7] = acc[j].s7;
+#pragma unroll
+        for (int l = 0; l < TM; ++l) {
+          if (m0 + l < M) mm_store(C, ldc, m0 + l, n, r[l], alpha, beta, bias, bias_sm, bias_sn);
+        }
+      }
+    }
+  }
+#else
+  // ---- outer-product form (B not transposed): per k, TM scalars of A times a TN-wide
+  // row of B ----
   VT acc[TM][NV];
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
@@ -199,30 +264,6 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
     }                                                                                  \
   } while (0)
 
-#ifdef B_TRANS
-  // B[k, n] = B[n*ldb + k]: gather TN values with stride ldb (columns clamped).
-  if (n0 + TN <= N) {
-    __global const T* bp = B + (long)n0 * ldb;
-    for (int k = 0; k < K; ++k) {
-      VT b[NV];
-#pragma unroll
-      for (int v = 0; v < NV; ++v) b[v] = MM_GATHER8(bp + 8 * v * ldb + k, ldb);
-      MM_FMA_ROW(k);
-    }
-  } else {
-    for (int k = 0; k < K; ++k) {
-      VT b[NV];
-#pragma unroll
-      for (int v = 0; v < NV; ++v) {
-        T t[8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) t[j] = B[(long)min(n0 + 8 * v + j, N - 1) * ldb + k];
-        b[v] = (VT)(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
-      }
-      MM_FMA_ROW(k);
-    }
-  }
-#else
   // B[k, n] = B[k*ldb + n]: one contiguous TN-wide row per k.
   __global const T* bp = B + n0;
   if (n0 + TN <= N) {
@@ -248,7 +289,6 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
       bp += ldb;
     }
   }
-#endif
 
 #ifndef HAS_BIAS
   if (n0 + TN <= N) {

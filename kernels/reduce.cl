@@ -147,9 +147,7 @@ inline ACC red_strided(__global const STORE_TYPE(IN_T)* in, long idx, long step,
 }
 
 // Number of k in [0, n) with k % LWS == lid (lid < LWS; 0 when n <= lid).
-inline ulong red_count(ulong n, ulong lid) {
-  return (n + (LWS - 1) - lid) / LWS;
-}
+inline ulong red_count(ulong n, ulong lid) { return (n + (LWS - 1) - lid) / LWS; }
 
 // Tree-reduce the per-item values of the group (all LWS slots are written, so
 // no uninitialised local memory is read); every item gets the group result.

@@ -1,0 +1,226 @@
+"""Runtime overheads of torch-ocl against CPU torch, in one run of a few seconds.
+
+    python benchmarks/bench_runtime.py [--json results.json]
+
+(a) bandwidth of `a + b` on 16M float32 elements, in GB/s counting 3 x 4 bytes per element, and
+    of `torch.add(a, b, out=c)`: CPU torch's `a + b` pays for page faults on every fresh 64 MB
+    output (glibc unmaps freed large blocks), while the device's caching allocator reuses blocks,
+    so the `out=` row compares the kernels alone;
+(b) time per op of `a + b` on 16 elements, in microseconds (host overhead + launch);
+(c) host waits per training step of a small MLP (nn.Linear 64->128->10, SGD), without .item():
+    the target is 0, since every kernel is enqueued asynchronously; plus the ops of that step that
+    ran on the CPU (torch.ocl.fallback_counts()).
+
+Times are the best of several repeats; the device is synchronised before and after each timed loop.
+--device cpu runs everything on the CPU on both sides (a check of the script itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "ocl":
+        torch.ocl.synchronize()
+
+
+def best_time(fn: Callable[[], None], device: torch.device, iters: int, repeats: int) -> float:
+    """Best wall time in seconds of `iters` calls of fn, over `repeats` repeats, after a warm-up."""
+    for _ in range(max(2, iters // 10)):
+        fn()
+    synchronize(device)
+    best = float("inf")
+    for _ in range(repeats):
+        synchronize(device)
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        synchronize(device)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def bench_bandwidth(device: torch.device, numel: int, iters: int, repeats: int) -> dict:
+    """`a + b` (a new output each time) and `torch.add(a, b, out=c)` (kernel alone)."""
+
+    def run(dev: torch.device) -> tuple[float, float]:
+        a = torch.rand(numel).to(dev)
+        b = torch.rand(numel).to(dev)
+        c = torch.empty_like(a)
+        scale = 3 * 4 * numel * iters / 1e9
+        new = scale / best_time(lambda: a + b, dev, iters, repeats)
+        out = scale / best_time(lambda: torch.add(a, b, out=c), dev, iters, repeats)
+        return new, out
+
+    (ocl, ocl_out), (cpu, cpu_out) = run(device), run(torch.device("cpu"))
+    return {
+        "numel": numel,
+        "iters": iters,
+        "ocl_gbps": ocl,
+        "cpu_gbps": cpu,
+        "ratio": ocl / cpu,
+        "out": {"ocl_gbps": ocl_out, "cpu_gbps": cpu_out, "ratio": ocl_out / cpu_out},
+    }
+
+
+def bench_tiny_op(device: torch.device, iters: int, repeats: int) -> dict:
+    def run(dev: torch.device) -> float:
+        a = torch.rand(16).to(dev)
+        b = torch.rand(16).to(dev)
+        return best_time(lambda: a + b, dev, iters, repeats) / iters * 1e6
+
+    ocl, cpu = run(device), run(torch.device("cpu"))
+    return {"numel": 16, "iters": iters, "ocl_us": ocl, "cpu_us": cpu, "ratio": ocl / cpu}
+
+
+def bench_train_step(device: torch.device, steps: int) -> dict:
+    def setup(dev: torch.device):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).to(dev)
+        optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, foreach=False)
+        x = torch.randn(32, 64).to(dev)
+        target = torch.randn(32, 10).to(dev)
+
+        def step() -> None:
+            optimizer.zero_grad(set_to_none=True)
+            out = model(x)
+            diff = out - target
+            loss = (diff * diff).sum()  # not .pow(2): only native ops in the measured step
+            loss.backward()
+            optimizer.step()
+
+        return step
+
+    ocl_step = setup(device)
+    cpu_step = setup(torch.device("cpu"))
+    for _ in range(3):  # warm up: kernels are built, buffers cached
+        ocl_step()
+    synchronize(device)
+
+    is_ocl = device.type == "ocl"
+    waits_before = torch.ocl.host_wait_count() if is_ocl else 0
+    fallbacks_before = dict(torch.ocl.fallback_counts()) if is_ocl else {}
+    for _ in range(steps):
+        ocl_step()
+    waits = (torch.ocl.host_wait_count() - waits_before) if is_ocl else 0
+    fallbacks_after = dict(torch.ocl.fallback_counts()) if is_ocl else {}
+    synchronize(device)
+    fallbacks = {
+        op: n - fallbacks_before.get(op, 0)
+        for op, n in fallbacks_after.items()
+        if n != fallbacks_before.get(op, 0)
+    }
+
+    ocl_ms = best_time(ocl_step, device, steps, 3) / steps * 1e3
+    cpu_ms = best_time(cpu_step, torch.device("cpu"), steps, 3) / steps * 1e3
+    return {
+        "steps": steps,
+        "host_waits": waits,
+        "host_waits_per_step": waits / steps,
+        "fallbacks": fallbacks,
+        "fallbacks_per_step": {op: n / steps for op, n in fallbacks.items()},
+        "ocl_ms": ocl_ms,
+        "cpu_ms": cpu_ms,
+        "ratio": ocl_ms / cpu_ms,
+    }
+
+
+def metadata(device: torch.device) -> dict:
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "device": str(device),
+    }
+    if device.type == "ocl":
+        meta["device_name"] = torch.ocl.get_device_name(device.index or 0)
+        try:
+            import torch_ocl
+
+            meta["torch_ocl"] = getattr(torch_ocl, "__version__", "unknown")
+        except ImportError:
+            pass
+        meta["fallback_mode"] = os.environ.get("TORCH_OCL_FALLBACK", "warn (default)")
+    return meta
+
+
+def print_table(results: dict) -> None:
+    bw, tiny, train = results["bandwidth"], results["tiny_op"], results["train_step"]
+    out = bw["out"]
+    dev = results["meta"]["device"]
+    big = f"{bw['numel'] >> 20}M float32"
+    rows = [
+        ("", dev, "cpu", f"{dev}/cpu"),
+        (f"a + b, {big} (GB/s)", bw["ocl_gbps"], bw["cpu_gbps"], bw["ratio"]),
+        (f"add(out=), {big} (GB/s)", out["ocl_gbps"], out["cpu_gbps"], out["ratio"]),
+        ("a + b, 16 elements (us/op)", tiny["ocl_us"], tiny["cpu_us"], tiny["ratio"]),
+        ("MLP training step (ms)", train["ocl_ms"], train["cpu_ms"], train["ratio"]),
+    ]
+    for name, *cells in rows:
+        text = [c if isinstance(c, str) else f"{c:.2f}" for c in cells]
+        print(f"{name:<34} {text[0]:>10} {text[1]:>10} {text[2]:>10}")
+    print()
+    print(
+        f"host waits per training step: {train['host_waits_per_step']:.2f} "
+        f"({train['host_waits']} in {train['steps']} steps; target 0)"
+    )
+    if train["fallbacks"]:
+        ops = ", ".join(f"{op} {n:g}" for op, n in sorted(train["fallbacks_per_step"].items()))
+        print(f"ops of the training step that ran on the CPU (per step): {ops}")
+    elif results["meta"]["device"].startswith("ocl"):
+        print("ops of the training step that ran on the CPU: none")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    parser.add_argument("--device", default="ocl", help="device to measure (default ocl)")
+    parser.add_argument("--numel", type=int, default=16 << 20, help="elements for (a)")
+    parser.add_argument("--steps", type=int, default=20, help="training steps for (c)")
+    args = parser.parse_args()
+
+    if args.device.startswith("ocl"):
+        if not hasattr(torch, "ocl"):
+            print("torch-ocl is not installed, or it failed to load", file=sys.stderr)
+            return 1
+        if not torch.ocl.is_available():
+            print("torch-ocl found no OpenCL device", file=sys.stderr)
+            return 1
+    device = torch.device(args.device)
+
+    results = {"meta": metadata(device)}
+    name = results["meta"].get("device_name")
+    print(f"torch {torch.__version__}, device {device}" + (f": {name}" if name else ""))
+    print(f"{torch.get_num_threads()} CPU threads for torch, {os.cpu_count()} cores\n")
+    results["bandwidth"] = bench_bandwidth(device, args.numel, iters=10, repeats=5)
+    results["tiny_op"] = bench_tiny_op(device, iters=2000, repeats=5)
+    results["train_step"] = bench_train_step(device, args.steps)
+    if device.type == "ocl":
+        results["fallback_counts_total"] = dict(torch.ocl.fallback_counts())
+        results["host_waits_total"] = torch.ocl.host_wait_count()
+
+    print_table(results)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2, sort_keys=True)
+            f.write("\n")
+        print(f"\nresults written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
