@@ -132,6 +132,13 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #define OP(a, b, c) clamp_op(a, p0, p1)
 #elif defined(OP_where)
 #define OP(a, b, c) ((a) ? (b) : (c))
+#elif defined(OP_addcmul)
+#define OP(a, b, c) ((a) + p0 * (b) * (c))
+#elif defined(OP_addcdiv)
+#define OP(a, b, c) ((a) + p0 * ((b) / (c)))
+#elif defined(OP_lerp)
+#define OP(a, b, c) \
+  (fabs(p0) < (COMP)0.5 ? (a) + p0 * ((b) - (a)) : (b) - ((b) - (a)) * ((COMP)1 - p0))
 #elif defined(OP_threshold_backward)
 #define OP(a, b, c) ((b) <= p0 ? (COMP)0 : (a))
 #elif defined(OP_sigmoid_backward)
