@@ -14,7 +14,7 @@
 //   Elements 4i+j (j = 0..3, only those < n) are written to out[out_off + 4i + j].
 //   Launch: global = { roundup(ceil(n / 4), LWS) }, local = { LWS };
 //           the host then advances its Philox offset (base) by ceil(n / 4).
-//   Exactly one distribution option (philox_fill is only compiled when one is given):
+//   Distribution (exactly one option):
 //   -DDIST_UNIFORM    u = (x >> 8) * 2^-24 in [0, 1); value = p1 + (p2 - p1) * u, in
 //                     [p1, p2) (like torch.uniform_(from=p1, to=p2)): if rounding (in
 //                     float, or in the half/bfloat16 output) would reach p2, the largest
@@ -34,10 +34,15 @@
 //           the host then advances its Philox offset (base) by ceil(n / 2).
 //
 // Build options: -DOUT_T=<tag> with tag one of float, double (needs -DTORCH_OCL_FP64),
-//   half, bfloat16, long, int, short, char, uchar, bool; one -DDIST_* option (used by
-//   philox_fill only); -DLWS=<local size> (default 64).
-// Values are computed in float and converted with CONVERT(OUT_T, .) (C cast semantics),
-// so a double output currently carries float precision (24 random bits).
+//   half, bfloat16, long, int, short, char, uchar, bool; for philox_fill exactly one
+//   -DDIST_* option (philox_range needs none and ignores it); -DLWS=<local size>
+//   (default 64; enforced with reqd_work_group_size).
+// Both kernels are in the program when a -DDIST_* option is given, otherwise only
+// philox_range. philox_fill computes its values in float and converts them with
+// CONVERT(OUT_T, .) (C cast semantics), so a double output currently carries float
+// precision (24 random bits); philox_range converts the exact 64-bit integer value.
+// The uniform and bernoulli values are bit-exact (FP_CONTRACT OFF below); the normal
+// values depend on the device's log/sqrt/cos/sin (within their OpenCL ulp bounds).
 // ---------------------------------------------------------------------------------
 
 #ifndef LWS

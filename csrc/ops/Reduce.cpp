@@ -3,6 +3,7 @@
 // out[m] = R_k in[m*sm + k*sk] after permuting the reduced dims last.
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/ne.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -257,9 +258,44 @@ at::Tensor amin(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
   return amin_out(self, dims, keepdim, out);
 }
 
+// all/any: min/max of the elements as bool (non-zero), output bool.
+at::Tensor logical_reduce(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
+                          Op op) {
+  const at::Tensor b = self.scalar_type() == at::kBool ? self : self.ne(0);
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kBool));
+  if (b.numel() == 0) {
+    // all() of nothing is true, any() of nothing is false.
+    const std::bitset<64> mask = dims_mask(self, dims);
+    out.resize_(out_shape(self, mask, keepdim));
+    out.fill_(op == Op::kMin);
+    return out;
+  }
+  return reduce_out(b, dims, keepdim, out, op, false);
+}
+at::Tensor all_all(const at::Tensor& self) { return logical_reduce(self, {}, false, Op::kMin); }
+at::Tensor any_all(const at::Tensor& self) { return logical_reduce(self, {}, false, Op::kMax); }
+at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return logical_reduce(self, at::IntArrayRef(dim), keepdim, Op::kMin);
+}
+at::Tensor any_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return logical_reduce(self, at::IntArrayRef(dim), keepdim, Op::kMax);
+}
+at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim) {
+  return logical_reduce(self, dims, keepdim, Op::kMin);
+}
+at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim) {
+  return logical_reduce(self, dims, keepdim, Op::kMax);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("all", all_all);
+  m.impl("any", any_all);
+  m.impl("all.dim", all_dim);
+  m.impl("any.dim", any_dim);
+  m.impl("all.dims", all_dims);
+  m.impl("any.dims", any_dims);
   m.impl("sum", sum_all);
   m.impl("sum.dim_IntList", sum_dim);
   m.impl("sum.IntList_out", sum_out);

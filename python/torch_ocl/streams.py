@@ -19,11 +19,20 @@ class Stream(torch.Stream):
         return f"<torch_ocl.Stream device={self.device} id={self.stream_id}>"
 
 
-class Event(torch.Event):
-    """An ocl event; enable_timing=True makes elapsed_time() available."""
+class _EventMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, torch.Event) and obj.device.type == "ocl"
+
+
+class Event(metaclass=_EventMeta):
+    """An ocl event; enable_timing=True makes elapsed_time() available.
+
+    Constructing one returns a ``torch.Event`` on the ocl device (torch's event methods accept
+    only that exact type); ``isinstance(e, torch.ocl.Event)`` holds for every ocl event.
+    """
 
     def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
-        return super().__new__(cls, device="ocl", enable_timing=enable_timing, blocking=blocking)
+        return torch.Event(device="ocl", enable_timing=enable_timing, blocking=blocking)
 
 
 def _wrap(s: torch.Stream) -> Stream:
