@@ -131,7 +131,7 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 }
 #define OP(a, b, c) clamp_op(a, p0, p1)
 #elif defined(OP_where)
-#define OP(a, b, c) ((a) ? (b) : (c))
+#define OP(a, b, c) ((a) != 0 ? (b) : (c))
 #elif defined(OP_addcmul)
 #define OP(a, b, c) ((a) + p0 * (b) * (c))
 #elif defined(OP_addcdiv)

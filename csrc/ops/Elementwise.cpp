@@ -3,6 +3,10 @@
 #include <ATen/native/TensorIterator.h>
 #include <c10/util/Exception.h>
 
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
 #include "runtime/Device.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -79,6 +83,27 @@ void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarT
 
 namespace {
 
+struct VariantKey {
+  const char* op;  // a string literal naming the op
+  size_t extra;    // hash of the extra options
+  int8_t device;
+  int8_t types[5];  // output, compute, inputs
+  uint8_t shape;    // nin | ndim << 2 | idx64 << 6
+  uint8_t scalars;  // bit k: input k is a CPU scalar
+  bool operator==(const VariantKey& o) const {
+    return op == o.op && extra == o.extra && device == o.device && shape == o.shape &&
+           scalars == o.scalars && std::memcmp(types, o.types, sizeof(types)) == 0;
+  }
+};
+
+struct VariantKeyHash {
+  size_t operator()(const VariantKey& k) const {
+    size_t h = std::hash<const void*>()(k.op) ^ (k.extra * 0x9e3779b97f4a7c15ull);
+    for (int8_t t : k.types) h = h * 131 + static_cast<uint8_t>(t);
+    return h * 131 + (k.shape | (k.scalars << 8) | (static_cast<uint8_t>(k.device) << 16));
+  }
+};
+
 constexpr int kMaxDims = 8;
 constexpr size_t kLocalSize = 256;
 
@@ -105,44 +130,63 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
   const int nin = iter.ninputs();
   const bool contiguous = iter.is_contiguous();
   const int ndim = contiguous ? 0 : iter.ndim();
-
-  std::string opts;
-  opts.reserve(160);
-  opts += "-DOP_";
-  opts += op;
-  opts += " -DOUT_T=";
-  opts += type_tag(iter.dtype(0), device);
-  opts += " -DCOMP_T=";
-  opts += type_tag(comp, device);
-  if (is_floating_tag(comp)) opts += " -DCOMP_FLOAT";
-  opts += " -DNIN=";
-  opts += static_cast<char>('0' + nin);
+  const bool idx64 = !iter.can_use_32bit_indexing();
   bool scalar[3] = {false, false, false};
-  for (int k = 0; k < nin; ++k) {
-    const int arg = 1 + k;
-    scalar[k] = iter.is_cpu_scalar(arg);
-    opts += " -DIN";
-    opts += static_cast<char>('0' + k);
-    opts += "_T=";
-    opts += type_tag(iter.dtype(arg), device);
-    if (scalar[k]) {
+  for (int k = 0; k < nin; ++k) scalar[k] = iter.is_cpu_scalar(1 + k);
+
+  // Kernel variants are looked up by a compact key; the options string is built only the first
+  // time a variant is seen on this thread.
+  VariantKey key{};
+  key.op = op;
+  key.extra = params.extra ? std::hash<std::string_view>()(params.extra) : 0;
+  key.device = static_cast<int8_t>(device);
+  key.types[0] = static_cast<int8_t>(iter.dtype(0));
+  key.types[1] = static_cast<int8_t>(comp);
+  for (int k = 0; k < nin; ++k) key.types[2 + k] = static_cast<int8_t>(iter.dtype(1 + k));
+  key.shape = static_cast<uint8_t>(nin | (ndim << 2) | (idx64 << 6));
+  key.scalars = static_cast<uint8_t>(scalar[0] | (scalar[1] << 1) | (scalar[2] << 2));
+  thread_local std::unordered_map<VariantKey, cl_kernel, VariantKeyHash> variants;
+  cl_kernel kernel;
+  auto found = variants.find(key);
+  if (found != variants.end()) {
+    kernel = found->second;
+  } else {
+    std::string opts;
+    opts.reserve(160);
+    opts += "-DOP_";
+    opts += op;
+    opts += " -DOUT_T=";
+    opts += type_tag(iter.dtype(0), device);
+    opts += " -DCOMP_T=";
+    opts += type_tag(comp, device);
+    if (is_floating_tag(comp)) opts += " -DCOMP_FLOAT";
+    opts += " -DNIN=";
+    opts += static_cast<char>('0' + nin);
+    for (int k = 0; k < nin; ++k) {
       opts += " -DIN";
       opts += static_cast<char>('0' + k);
-      opts += "_SCALAR";
+      opts += "_T=";
+      opts += type_tag(iter.dtype(1 + k), device);
+      if (scalar[k]) {
+        opts += " -DIN";
+        opts += static_cast<char>('0' + k);
+        opts += "_SCALAR";
+      }
     }
-  }
-  opts += " -DNDIM=";
-  opts += static_cast<char>('0' + ndim);
-  if (!iter.can_use_32bit_indexing()) opts += " -DIDX64";
-  if (params.extra) {
-    opts += ' ';
-    opts += params.extra;
+    opts += " -DNDIM=";
+    opts += static_cast<char>('0' + ndim);
+    if (idx64) opts += " -DIDX64";
+    if (params.extra) {
+      opts += ' ';
+      opts += params.extra;
+    }
+    kernel = get_kernel(device, "elementwise.cl", "elementwise", opts);
+    variants.emplace(key, kernel);
   }
 
-  cl_kernel kernel = get_kernel(device, "elementwise.cl", "elementwise", opts);
   KernelLaunch launch(kernel);
   launch.arg(static_cast<cl_ulong>(iter.numel()));
-  launch.buffer(buffer_at(iter.data_ptr(0)), iter.element_size(0));
+  launch.buffer(buffer_in(iter.tensor_base(0), iter.data_ptr(0)), iter.element_size(0));
   for (int k = 0; k < nin; ++k) {
     const int arg = 1 + k;
     if (scalar[k]) {
@@ -150,7 +194,7 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
       const c10::Scalar value = iter.tensor(arg).item();
       push_compute_scalar(launch, value, comp);
     } else {
-      launch.buffer(buffer_at(iter.data_ptr(arg)), iter.element_size(arg));
+      launch.buffer(buffer_in(iter.tensor_base(arg), iter.data_ptr(arg)), iter.element_size(arg));
     }
   }
   push_compute_scalar(launch, params.p0, comp);

@@ -324,6 +324,14 @@ BufferRef buffer_of(const at::TensorBase& t) {
   return {b->seg->mem, b->offset + static_cast<uint64_t>(t.storage_offset()) * t.itemsize()};
 }
 
+BufferRef buffer_in(const at::TensorBase& t, const void* ptr) {
+  const c10::DataPtr& dp = t.storage().data_ptr();
+  auto* b = static_cast<Block*>(dp.get_context());
+  if (!b || dp.get_deleter() != &delete_block) return buffer_at(ptr);
+  const auto delta = static_cast<const char*>(ptr) - static_cast<const char*>(dp.get());
+  return {b->seg->mem, b->offset + static_cast<uint64_t>(delta)};
+}
+
 void record_stream(const c10::DataPtr& ptr, c10::Stream stream) {
   if (ptr.get_deleter() != &delete_block) return;
   auto* b = static_cast<Block*>(ptr.get_context());

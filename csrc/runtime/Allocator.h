@@ -34,6 +34,8 @@ c10::Allocator* device_allocator();
 BufferRef buffer_at(const void* device_ptr);
 // The buffer and byte offset of a tensor's first element.
 BufferRef buffer_of(const at::TensorBase& t);
+// The buffer and byte offset of `ptr`, an address inside t's storage (no lookup needed).
+BufferRef buffer_in(const at::TensorBase& t, const void* ptr);
 
 // Marks an allocation as used by `stream`, so that its memory is not reused before the work
 // queued there has finished (torch's Tensor.record_stream).
