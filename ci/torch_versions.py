@@ -141,7 +141,7 @@ def check() -> list[str]:
             f"pyproject.toml [build-system] requires {reqs or 'no torch'}; expected {wanted!r}"
         )
     project = re.search(r"(?ms)^\[project\]\s*$(.*?)^\[", pyproject)
-    if project and re.search(r'"torch\b', project.group(1)):
+    if project and re.search(r'"torch\s*([<>=!~;\[]|")', project.group(1)):
         problems.append(
             "pyproject.toml [project] names torch statically: the torch requirement comes from "
             "ci/torch_versions.py ([[tool.dynamic-metadata]])"
