@@ -104,6 +104,16 @@ def check_unsupported() -> None:
             text=True,
             cwd=tmp,
         )
+        # With autoload on (the default), `import torch` itself fails: torch wraps the error in
+        # a RuntimeError whose cause, printed above it in the traceback, is ours.
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "1"
+        autoload = subprocess.run(
+            [sys.executable, "-c", "import torch"],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+        )
     message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
     print(f"with lib/torch-{minor} hidden (left: {', '.join(others) or 'none'}):\n  {message}")
     if proc.returncode == 0:
@@ -118,6 +128,9 @@ def check_unsupported() -> None:
     missing = [w for w in wanted if w not in message]
     if missing:
         sys.exit(f"the import error does not mention {missing}")
+    if autoload.returncode == 0 or message.partition(": ")[2] not in autoload.stderr:
+        sys.exit(f"`import torch` (autoload) does not show the error:\n{autoload.stderr}")
+    print(f"  `import torch` with autoload: {autoload.stderr.strip().splitlines()[-1]}")
     print("unsupported torch: the import fails with the clear message")
 
 
