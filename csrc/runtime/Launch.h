@@ -13,7 +13,8 @@
 
 namespace torch_ocl {
 
-// Kernel objects carry their arguments, so argument setting and enqueue are one critical section.
+// Kernel objects carry their arguments, so argument setting and enqueue are one critical section:
+// a KernelLaunch holds the launch mutex from construction until enqueue() (or its destruction).
 std::mutex& launch_mutex();
 
 class KernelLaunch {
@@ -42,6 +43,7 @@ class KernelLaunch {
     cl_command_queue q = current_queue(device);
     OCL_CHECK(
         cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, nullptr));
+    lock_.unlock();
     note_enqueued(q);
   }
   void enqueue1d(int device, size_t global, size_t local) {
@@ -59,7 +61,7 @@ class KernelLaunch {
 
   cl_kernel k_;
   cl_uint index_ = 0;
-  std::lock_guard<std::mutex> lock_;
+  std::unique_lock<std::mutex> lock_;
 };
 
 }  // namespace torch_ocl

@@ -1,0 +1,151 @@
+// nll_loss forward and backward (so cross_entropy = log_softmax + nll_loss runs on the device)
+// with kernels/loss.cl. No host waits: total weight and reduced losses stay on the device.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <torch/library.h>
+
+#include "ops/Elementwise.h"
+#include "runtime/Launch.h"
+#include "runtime/Program.h"
+
+namespace torch_ocl {
+namespace {
+
+constexpr size_t kLws = 64;
+enum Reduction { kNone = 0, kMean = 1, kSum = 2 };
+
+struct Shape {
+  int64_t N, C, sn, sc;
+};
+
+Shape shape_of(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "nll_loss: input must be 1-D or 2-D, got ",
+              self.dim(), "-D (use a reshape, or nll_loss2d inputs are not supported yet)");
+  if (self.dim() == 1) return {1, self.size(0), 0, self.stride(0)};
+  return {self.size(0), self.size(1), self.stride(0), self.stride(1)};
+}
+
+std::string options(const at::Tensor& self, bool has_weight, bool mean) {
+  const int device = self.device().index();
+  const at::ScalarType t = self.scalar_type();
+  return std::string("-DT=") + type_tag(t, device) +
+         " -DACC_T=" + (t == at::kDouble ? "double" : "float") +
+         (has_weight ? " -DHAS_WEIGHT" : "") + (mean ? " -DMEAN" : "");
+}
+
+std::tuple<at::Tensor&, at::Tensor&> nll_forward_out(const at::Tensor& self,
+                                                     const at::Tensor& target,
+                                                     const std::optional<at::Tensor>& weight_opt,
+                                                     int64_t reduction, int64_t ignore_index,
+                                                     at::Tensor& output, at::Tensor& total_weight) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "nll_loss: expected a floating input");
+  TORCH_CHECK(target.scalar_type() == at::kLong, "nll_loss: expected target of dtype int64, got ",
+              target.scalar_type());
+  const Shape s = shape_of(self);
+  TORCH_CHECK(target.numel() == s.N, "nll_loss: expected input batch_size (", s.N,
+              ") to match target batch_size (", target.numel(), ").");
+  const at::Tensor weight =
+      weight_opt && weight_opt->defined() ? weight_opt->contiguous() : at::Tensor();
+  TORCH_CHECK(!weight.defined() || weight.numel() == s.C,
+              "nll_loss: weight tensor should be "
+              "defined either for all ",
+              s.C,
+              " classes or no classes but got weight tensor of "
+              "shape: ",
+              weight.sizes());
+  const int device = self.device().index();
+  at::Tensor loss = at::empty({s.N}, self.options());
+  at::Tensor wsum = at::empty({s.N}, self.options());
+  if (s.N > 0) {
+    KernelLaunch launch(
+        get_kernel(device, "loss.cl", "nll_loss_forward", options(self, weight.defined(), false)));
+    launch.arg(static_cast<cl_ulong>(s.N)).arg(static_cast<cl_ulong>(s.C));
+    launch.buffer(buffer_of(self), self.itemsize()).arg(static_cast<cl_long>(s.sn));
+    launch.arg(static_cast<cl_long>(s.sc));
+    launch.buffer(buffer_of(target), 8)
+        .arg(static_cast<cl_long>(target.dim() ? target.stride(0) : 0));
+    launch.buffer(buffer_of(weight.defined() ? weight : self), self.itemsize());
+    launch.arg(static_cast<cl_long>(ignore_index));
+    launch.buffer(buffer_of(loss), loss.itemsize()).buffer(buffer_of(wsum), wsum.itemsize());
+    launch.enqueue1d(device, s.N, kLws);
+  }
+  if (reduction == kNone && self.dim() == 2) {
+    output.resize_({s.N});
+    output.copy_(loss);
+    total_weight.resize_({});
+    total_weight.zero_();
+  } else {
+    at::Tensor tw = wsum.sum();
+    total_weight.resize_({});
+    total_weight.copy_(tw);
+    at::Tensor total = loss.sum();
+    output.resize_({});
+    if (reduction == kMean) {
+      output.copy_(total / tw);
+    } else {
+      output.copy_(total);
+    }
+  }
+  return {output, total_weight};
+}
+
+std::tuple<at::Tensor, at::Tensor> nll_forward(const at::Tensor& self, const at::Tensor& target,
+                                               const std::optional<at::Tensor>& weight,
+                                               int64_t reduction, int64_t ignore_index) {
+  at::Tensor output = at::empty({0}, self.options());
+  at::Tensor total_weight = at::empty({0}, self.options());
+  nll_forward_out(self, target, weight, reduction, ignore_index, output, total_weight);
+  return {output, total_weight};
+}
+
+at::Tensor& nll_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target, const std::optional<at::Tensor>& weight_opt,
+                             int64_t reduction, int64_t ignore_index,
+                             const at::Tensor& total_weight, at::Tensor& grad_input) {
+  const Shape s = shape_of(self);
+  if (grad_input.sizes() != self.sizes()) grad_input.resize_(self.sizes());
+  grad_input.zero_();
+  if (s.N == 0) return grad_input;
+  const at::Tensor weight =
+      weight_opt && weight_opt->defined() ? weight_opt->contiguous() : at::Tensor();
+  const bool per_row = reduction == kNone && self.dim() == 2;
+  const at::Tensor go = grad_output.to(self.scalar_type());
+  const at::Tensor tw = total_weight.to(self.device(), self.scalar_type());
+  const bool direct = grad_input.is_contiguous() || grad_input.dim() == 1;
+  at::Tensor gin = direct ? grad_input : at::zeros(self.sizes(), grad_input.options());
+  const Shape g = shape_of(gin);
+  const int device = self.device().index();
+  KernelLaunch launch(get_kernel(device, "loss.cl", "nll_loss_backward",
+                                 options(self, weight.defined(), reduction == kMean)));
+  launch.arg(static_cast<cl_ulong>(s.N)).arg(static_cast<cl_ulong>(s.C));
+  launch.buffer(buffer_of(gin), gin.itemsize()).arg(static_cast<cl_long>(g.sn));
+  launch.arg(static_cast<cl_long>(g.sc));
+  launch.buffer(buffer_of(target), 8)
+      .arg(static_cast<cl_long>(target.dim() ? target.stride(0) : 0));
+  launch.buffer(buffer_of(weight.defined() ? weight : self), self.itemsize());
+  launch.arg(static_cast<cl_long>(ignore_index));
+  launch.buffer(buffer_of(go), go.itemsize()).arg(static_cast<cl_long>(per_row ? go.stride(0) : 0));
+  launch.buffer(buffer_of(tw), tw.itemsize());
+  launch.enqueue1d(device, s.N, kLws);
+  if (!direct) grad_input.copy_(gin);
+  return grad_input;
+}
+
+at::Tensor nll_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                        const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                        int64_t reduction, int64_t ignore_index, const at::Tensor& total_weight) {
+  at::Tensor grad_input = at::empty(self.sizes(), self.options());
+  return nll_backward_out(grad_output, self, target, weight, reduction, ignore_index, total_weight,
+                          grad_input);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nll_loss_forward", nll_forward);
+  m.impl("nll_loss_forward.output", nll_forward_out);
+  m.impl("nll_loss_backward", nll_backward);
+  m.impl("nll_loss_backward.grad_input", nll_backward_out);
+}
+
+}  // namespace torch_ocl

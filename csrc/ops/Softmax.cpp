@@ -1,0 +1,121 @@
+// softmax / log_softmax forward and backward over any dim (kernels/softmax.cl works on rows of
+// contiguous elements; another dim is moved last first).
+#include <ATen/WrapDimUtils.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include "ops/Elementwise.h"
+#include "runtime/Launch.h"
+#include "runtime/Program.h"
+
+namespace torch_ocl {
+namespace {
+
+constexpr size_t kLws = 128;
+
+// Moves `dim` last and makes the result contiguous.
+at::Tensor rows(const at::Tensor& t, int64_t dim) {
+  if (t.dim() == 0) return t.reshape({1});
+  return (dim == t.dim() - 1 ? t : t.movedim(dim, -1)).contiguous();
+}
+
+// Inverse of rows() for a result computed in the moved layout.
+at::Tensor unrows(const at::Tensor& r, const at::Tensor& like, int64_t dim) {
+  if (like.dim() == 0) return r.reshape({});
+  return dim == like.dim() - 1 ? r : r.movedim(-1, dim);
+}
+
+at::ScalarType acc_of(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
+
+void forward(const at::Tensor& x, int64_t dim, bool log, const at::Tensor& out) {
+  if (x.numel() == 0) return;
+  const int device = x.device().index();
+  const at::Tensor in = rows(x, dim);
+  const bool direct = out.is_contiguous() && (x.dim() == 0 || dim == x.dim() - 1);
+  at::Tensor dst = direct ? out : at::empty(in.sizes(), out.options());
+  const uint64_t K = in.dim() == 0 ? 1 : in.size(-1), M = in.numel() / K;
+  std::string opts = std::string("-DIN_T=") + type_tag(in.scalar_type(), device) +
+                     " -DOUT_T=" + type_tag(out.scalar_type(), device) +
+                     " -DACC_T=" + type_tag(acc_of(in.scalar_type()), device) +
+                     " -DLWS=" + std::to_string(kLws) + (log ? " -DLOG" : "");
+  KernelLaunch launch(get_kernel(device, "softmax.cl", "softmax_forward", opts));
+  launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
+  launch.buffer(buffer_of(in), in.itemsize()).buffer(buffer_of(dst), dst.itemsize());
+  launch.enqueue1d(device, M * kLws, kLws);
+  if (!direct) out.copy_(unrows(dst.view(in.sizes()), x, dim));
+}
+
+void backward(const at::Tensor& grad, const at::Tensor& y, int64_t dim, bool log,
+              const at::Tensor& gin) {
+  if (grad.numel() == 0) return;
+  const int device = grad.device().index();
+  const at::Tensor g = rows(grad, dim), yr = rows(y.to(grad.scalar_type()), dim);
+  const bool direct = gin.is_contiguous() && (grad.dim() == 0 || dim == grad.dim() - 1);
+  at::Tensor dst = direct ? gin : at::empty(g.sizes(), gin.options());
+  const uint64_t K = g.dim() == 0 ? 1 : g.size(-1), M = g.numel() / K;
+  std::string opts = std::string("-DIN_T=") + type_tag(g.scalar_type(), device) +
+                     " -DOUT_T=" + type_tag(gin.scalar_type(), device) +
+                     " -DACC_T=" + type_tag(acc_of(g.scalar_type()), device) +
+                     " -DLWS=" + std::to_string(kLws) + (log ? " -DLOG" : "");
+  KernelLaunch launch(get_kernel(device, "softmax.cl", "softmax_backward", opts));
+  launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
+  launch.buffer(buffer_of(g), g.itemsize()).buffer(buffer_of(yr), yr.itemsize());
+  launch.buffer(buffer_of(dst), dst.itemsize());
+  launch.enqueue1d(device, M * kLws, kLws);
+  if (!direct) gin.copy_(unrows(dst.view(g.sizes()), grad, dim));
+}
+
+at::ScalarType out_type(const at::Tensor& x, bool half_to_float) {
+  if (half_to_float) {
+    TORCH_CHECK(x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16,
+                "conversion is supported for Half and BFloat16 types only");
+    return at::kFloat;
+  }
+  TORCH_CHECK(at::isFloatingType(x.scalar_type()),
+              "softmax is implemented for floating types only");
+  return x.scalar_type();
+}
+
+template <bool kLog>
+at::Tensor& softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float, at::Tensor& out) {
+  dim = at::maybe_wrap_dim(dim, x.dim());
+  out_type(x, half_to_float);
+  if (out.sizes() != x.sizes()) out.resize_(x.sizes());
+  forward(x, dim, kLog, out);
+  return out;
+}
+template <bool kLog>
+at::Tensor softmax(const at::Tensor& x, int64_t dim, bool half_to_float) {
+  at::Tensor out = at::empty(x.sizes(), x.options().dtype(out_type(x, half_to_float)));
+  return softmax_out<kLog>(x, dim, half_to_float, out);
+}
+
+template <bool kLog>
+at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& y, int64_t dim,
+                                 at::ScalarType input_dtype, at::Tensor& gin) {
+  dim = at::maybe_wrap_dim(dim, grad.dim());
+  if (gin.sizes() != grad.sizes()) gin.resize_(grad.sizes());
+  backward(grad, y, dim, kLog, gin);
+  return gin;
+}
+template <bool kLog>
+at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& y, int64_t dim,
+                            at::ScalarType input_dtype) {
+  at::Tensor gin = at::empty(grad.sizes(), grad.options().dtype(input_dtype));
+  return softmax_backward_out<kLog>(grad, y, dim, input_dtype, gin);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_softmax", softmax<false>);
+  m.impl("_softmax.out", softmax_out<false>);
+  m.impl("_log_softmax", softmax<true>);
+  m.impl("_log_softmax.out", softmax_out<true>);
+  m.impl("_softmax_backward_data", softmax_backward<false>);
+  m.impl("_softmax_backward_data.out", softmax_backward_out<false>);
+  m.impl("_log_softmax_backward_data", softmax_backward<true>);
+  m.impl("_log_softmax_backward_data.out", softmax_backward_out<true>);
+}
+
+}  // namespace torch_ocl
