@@ -1,6 +1,7 @@
 // Reductions: sum, mean, prod, amax/amin and full max/min, over all or given dims, keepdim,
 // dtype= and out=, with kernels/reduce.cl. Every reduction becomes a 2-D problem
 // out[m] = R_k in[m*sm + k*sk] after permuting the reduced dims last.
+#include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ne.h>
@@ -287,9 +288,98 @@ at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dims, bool k
   return logical_reduce(self, dims, keepdim, Op::kMax);
 }
 
+// argmax/argmin and max/min along a dim: kernels/argreduce.cl over the same 2-D problem.
+void run_arg_reduce(const at::Tensor& self, int64_t dim, bool is_max, const at::Tensor& indices,
+                    const at::Tensor& values) {
+  std::bitset<64> mask;
+  if (self.dim() > 0) mask.set(dim);
+  Problem p = make_problem(self, mask);
+  if (p.M == 0) return;
+  TORCH_CHECK(p.K > 0, is_max ? "argmax" : "argmin",
+              "(): Expected reduction dim to be specified for input.numel() == 0.");
+  const int device = self.device().index();
+  constexpr size_t kLws = 64;
+  std::string opts = std::string("-DIN_T=") + type_tag(p.input.scalar_type(), device) +
+                     (is_max ? " -DOP_ARGMAX" : " -DOP_ARGMIN") + " -DLWS=" + std::to_string(kLws) +
+                     (values.defined() ? " -DWITH_VALUES" : "");
+  KernelLaunch launch(get_kernel(device, "argreduce.cl", "arg_reduce", opts));
+  launch.arg(static_cast<cl_ulong>(p.M)).arg(static_cast<cl_ulong>(p.K));
+  launch.buffer(buffer_of(p.input), p.input.itemsize());
+  launch.arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
+  launch.buffer(buffer_of(indices), 8);
+  launch.buffer(buffer_of(values.defined() ? values : indices),
+                values.defined() ? values.itemsize() : 8);
+  launch.enqueue1d(device, p.M * kLws, kLws);
+}
+
+// Outputs are computed contiguous in kept-dim order, then copied into the caller's tensors.
+void arg_reduce_into(const at::Tensor& self, std::optional<int64_t> dim_opt, bool keepdim,
+                     bool is_max, const at::Tensor& indices, const at::Tensor& values) {
+  at::Tensor x = dim_opt ? self : self.reshape({-1});
+  const int64_t dim = dim_opt ? at::maybe_wrap_dim(*dim_opt, x.dim()) : 0;
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d != dim)
+      shape.push_back(x.size(d));
+    else if (keepdim && dim_opt)
+      shape.push_back(1);
+  }
+  if (!dim_opt && keepdim) shape.assign(self.dim(), 1);
+  indices.resize_(shape);
+  if (values.defined()) values.resize_(shape);
+  at::Tensor idx = indices.is_contiguous() ? indices : at::empty(shape, indices.options());
+  at::Tensor val;
+  if (values.defined()) val = values.is_contiguous() ? values : at::empty(shape, values.options());
+  run_arg_reduce(x, dim, is_max, idx, val);
+  if (!idx.is_same(indices)) indices.copy_(idx);
+  if (values.defined() && !val.is_same(values)) values.copy_(val);
+}
+
+at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                       at::Tensor& out) {
+  arg_reduce_into(self, dim, keepdim, true, out, {});
+  return out;
+}
+at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
+  return argmax_out(self, dim, keepdim, out);
+}
+at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                       at::Tensor& out) {
+  arg_reduce_into(self, dim, keepdim, false, out, {});
+  return out;
+}
+at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
+  return argmin_out(self, dim, keepdim, out);
+}
+
+template <bool kMax>
+std::tuple<at::Tensor&, at::Tensor&> extreme_dim_out(const at::Tensor& self, int64_t dim,
+                                                     bool keepdim, at::Tensor& values,
+                                                     at::Tensor& indices) {
+  arg_reduce_into(self, dim, keepdim, kMax, indices, values);
+  return {values, indices};
+}
+template <bool kMax>
+std::tuple<at::Tensor, at::Tensor> extreme_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options());
+  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  extreme_dim_out<kMax>(self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("argmax", argmax);
+  m.impl("argmax.out", argmax_out);
+  m.impl("argmin", argmin);
+  m.impl("argmin.out", argmin_out);
+  m.impl("max.dim", extreme_dim<true>);
+  m.impl("max.dim_max", extreme_dim_out<true>);
+  m.impl("min.dim", extreme_dim<false>);
+  m.impl("min.dim_min", extreme_dim_out<false>);
   m.impl("all", all_all);
   m.impl("any", any_all);
   m.impl("all.dim", all_dim);
