@@ -44,9 +44,9 @@ def main() -> int:
         return 1
     pin = f"torch=={torch_versions.BUILD_PINS[minor]}"
     index = os.environ.get("TORCH_OCL_TORCH_INDEX", CPU_INDEX)
-    # torch's own dependencies come from PyPI; the CPU index outranks PyPI's CUDA build because
-    # its version carries the +cpu local label where the two differ.
-    pip(pin, "--index-url", index, "--extra-index-url", "https://pypi.org/simple")
+    # Only the CPU index (it also serves torch's dependencies): with PyPI beside it, an equal
+    # version there (a CUDA build on Linux, also on aarch64) could win.
+    pip(pin, "--index-url", index)
     if build:
         pip(*BUILD_TOOLS)
         # Whatever else scikit-build-core asks for (cmake when the system's is too old).
