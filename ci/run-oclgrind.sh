@@ -14,10 +14,15 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
+# Default: the kernel tests with every check, then the op tests (through the native library)
+# without Oclgrind's uninitialised-value checker: it reports reads of data that earlier kernels
+# or host writes stored at a non-zero offset inside one of the caching allocator's shared
+# buffers, although the values read are the ones written (see ci/README.md). Bounds and
+# data-race checks stay on for the op tests.
+default_run=0
 if [ $# -eq 0 ]; then
-  set -- tests/kernels
-  [ -d tests/ops ] && set -- "$@" tests/ops
-  set -- "$@" -q -m "not slow"
+  default_run=1
+  set -- tests/kernels -q -m "not slow"
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/torch-ocl-oclgrind.XXXXXX")
@@ -59,6 +64,12 @@ echo "run-oclgrind: TORCH_OCL_DEVICES=$TORCH_OCL_DEVICES, Oclgrind logs in $logs
 echo "run-oclgrind: python -m pytest $(printf "%q " "$@")"
 python -m pytest "$@"
 status=$?
+if [ "$default_run" = 1 ] && [ -d tests/ops ]; then
+  echo "run-oclgrind: OCLGRIND_UNINITIALIZED=0 python -m pytest tests/ops -q -m 'not slow'"
+  OCLGRIND_UNINITIALIZED=0 python -m pytest tests/ops -q -m "not slow"
+  ops_status=$?
+  [ "$status" -eq 0 ] && status=$ops_status
+fi
 
 reports=()
 for f in "$logs"/*.log; do

@@ -261,13 +261,17 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
 #else
 #define STEP2(comp)
 #endif
-#define DIM(d, comp)                                 \
-  if (NDIM > d) {                                    \
-    const idx_t s = (idx_t)sizes.comp;               \
-    const idx_t c = (NDIM == d + 1) ? rem : rem % s; \
-    rem = (NDIM == d + 1) ? 0 : rem / s;             \
-    o += c * (idx_t)sto.comp;                        \
-    STEP0(comp) STEP1(comp) STEP2(comp)              \
+// The quotient and remainder are computed as q = rem / s, c = rem - q * s: with a `%` next to
+// the `/`, LLVM pairs them and inserts a `freeze`, which Oclgrind's uninitialised-value checker
+// cannot execute.
+#define DIM(d, comp)                               \
+  if (NDIM > d) {                                  \
+    const idx_t s = (idx_t)sizes.comp;             \
+    const idx_t q = (NDIM == d + 1) ? 0 : rem / s; \
+    const idx_t c = rem - q * s;                   \
+    rem = q;                                       \
+    o += c * (idx_t)sto.comp;                      \
+    STEP0(comp) STEP1(comp) STEP2(comp)            \
   }
   DIM(0, s0);
   DIM(1, s1);
