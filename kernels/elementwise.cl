@@ -104,6 +104,12 @@ inline COMP floor_divide(COMP a, COMP b) {
 #define OP(a, b, c) ((a) >= (b))
 #elif defined(OP_logical_not)
 #define OP(a, b, c) ((a) == 0)
+#elif defined(OP_logical_and)
+#define OP(a, b, c) ((a) != 0 && (b) != 0)
+#elif defined(OP_logical_or)
+#define OP(a, b, c) ((a) != 0 || (b) != 0)
+#elif defined(OP_logical_xor)
+#define OP(a, b, c) (((a) != 0) != ((b) != 0))
 #elif defined(OP_copy)
 #define OP(a, b, c) (a)
 #elif defined(OP_fill)
@@ -122,9 +128,15 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
   if (isnan(a)) return a;
 #endif
 #ifdef HAS_LO
+#ifdef COMP_FLOAT
+  if (isnan(lo)) return lo;
+#endif
   if (a < lo) a = lo;
 #endif
 #ifdef HAS_HI
+#ifdef COMP_FLOAT
+  if (isnan(hi)) return hi;
+#endif
   if (a > hi) a = hi;
 #endif
   return a;
@@ -146,13 +158,29 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #elif defined(OP_tanh_backward)
 #define OP(a, b, c) ((a) * ((COMP)1 - (b) * (b)))
 #elif defined(OP_ceil)
+#ifdef COMP_FLOAT
 #define OP(a, b, c) ceil(a)
+#else
+#define OP(a, b, c) (a)
+#endif
 #elif defined(OP_floor)
+#ifdef COMP_FLOAT
 #define OP(a, b, c) floor(a)
+#else
+#define OP(a, b, c) (a)
+#endif
 #elif defined(OP_round)
+#ifdef COMP_FLOAT
 #define OP(a, b, c) rint(a)
+#else
+#define OP(a, b, c) (a)
+#endif
 #elif defined(OP_trunc)
+#ifdef COMP_FLOAT
 #define OP(a, b, c) trunc(a)
+#else
+#define OP(a, b, c) (a)
+#endif
 #elif defined(OP_reciprocal)
 #define OP(a, b, c) ((COMP)1 / (a))
 #elif defined(OP_exp)

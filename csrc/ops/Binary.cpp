@@ -2,7 +2,10 @@
 // threshold_backward (relu's gradient), sigmoid/tanh backward. Functional, in-place and out=.
 #include <ATen/ScalarOps.h>
 #include <ATen/native/TensorIterator.h>
+#include <ATen/ops/empty.h>
 #include <torch/library.h>
+
+#include <string_view>
 
 #include "ops/Elementwise.h"
 
@@ -20,11 +23,26 @@ at::TensorIterator binary_float(at::TensorBase& out, const at::TensorBase& a,
   return at::TensorIterator::binary_float_op(out, a, b);
 }
 
+// The dtype checks the CPU kernels make, so that the same calls fail with the same errors.
+void check_dtypes(const char* op, const at::TensorIteratorBase& iter) {
+  const at::ScalarType t = iter.common_dtype();
+  const std::string_view name(op);
+  if (name == "sub") {
+    TORCH_CHECK(t != at::kBool,
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                "`^` or `logical_xor()` operator instead.");
+  } else if (name.rfind("bitwise_", 0) == 0) {
+    TORCH_CHECK(at::isIntegralType(t, /*includeBool=*/true), "\"", op,
+                "_cpu\" not implemented for '", c10::toString(t), "'");
+  }
+}
+
 // out == undefined: functional; out == a: in-place; else out=.
 at::Tensor run(at::Tensor out, const at::Tensor& a, const at::Tensor& b, Builder build,
                const char* op, const EwParams& params = {}) {
   at::TensorBase out_base = out;
   auto iter = build(out_base, a, b);
+  check_dtypes(op, iter);
   launch_elementwise(iter, op, params);
   return iter.output();
 }
@@ -106,6 +124,38 @@ TORCH_OCL_BINARY(sigmoid_backward, binary, "sigmoid_backward")
 TORCH_OCL_BINARY(tanh_backward, binary, "tanh_backward")
 #undef TORCH_OCL_BINARY
 
+// Logical ops: bool result (or the out= tensor's dtype), computed in the inputs' common dtype.
+at::Tensor logical(at::Tensor out, const at::Tensor& a, const at::Tensor& b, const char* op) {
+  if (!out.defined()) out = at::empty({0}, a.options().dtype(at::kBool));
+  at::TensorBase out_base = out;
+  auto iter = at::TensorIteratorConfig()
+                  .set_check_mem_overlap(true)
+                  .add_output(out_base)
+                  .add_const_input(a)
+                  .add_const_input(b)
+                  .allow_cpu_scalars(true)
+                  .check_all_same_dtype(false)
+                  .promote_inputs_to_common_dtype(true)
+                  .cast_common_dtype_to_outputs(false)
+                  .build();
+  launch_elementwise(iter, op);
+  return out;
+}
+#define TORCH_OCL_LOGICAL(name)                                                                  \
+  at::Tensor name(const at::Tensor& a, const at::Tensor& b) { return logical({}, a, b, #name); } \
+  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) {                                      \
+    logical(a, a, b, #name);                                                                     \
+    return a;                                                                                    \
+  }                                                                                              \
+  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {            \
+    logical(out, a, b, #name);                                                                   \
+    return out;                                                                                  \
+  }
+TORCH_OCL_LOGICAL(logical_and)
+TORCH_OCL_LOGICAL(logical_or)
+TORCH_OCL_LOGICAL(logical_xor)
+#undef TORCH_OCL_LOGICAL
+
 at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self,
                               const at::Scalar& threshold) {
   EwParams p;
@@ -154,9 +204,22 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl(#name ".out", name##_out);
   TORCH_OCL_REG(mul, "Tensor")
   TORCH_OCL_REG(div, "Tensor")
-  TORCH_OCL_REG(bitwise_and, "Tensor")
-  TORCH_OCL_REG(bitwise_or, "Tensor")
-  TORCH_OCL_REG(bitwise_xor, "Tensor")
+#undef TORCH_OCL_REG
+#define TORCH_OCL_REG(name)          \
+  m.impl(#name ".Tensor", name);     \
+  m.impl(#name "_.Tensor", name##_); \
+  m.impl(#name ".Tensor_out", name##_out);
+  TORCH_OCL_REG(bitwise_and)
+  TORCH_OCL_REG(bitwise_or)
+  TORCH_OCL_REG(bitwise_xor)
+#undef TORCH_OCL_REG
+#define TORCH_OCL_REG(name)   \
+  m.impl(#name, name);        \
+  m.impl(#name "_", name##_); \
+  m.impl(#name ".out", name##_out);
+  TORCH_OCL_REG(logical_and)
+  TORCH_OCL_REG(logical_or)
+  TORCH_OCL_REG(logical_xor)
 #undef TORCH_OCL_REG
   m.impl("maximum", maximum);
   m.impl("maximum.out", maximum_out);

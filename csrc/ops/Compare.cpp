@@ -1,6 +1,7 @@
 // Comparisons (eq, ne, lt, le, gt, ge with tensor or scalar), where, and clamp.
 #include <ATen/ScalarOps.h>
 #include <ATen/native/TensorIterator.h>
+#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
@@ -74,12 +75,32 @@ at::Tensor where(const at::Tensor& cond, const at::Tensor& self, const at::Tenso
   return where_out(cond, self, other, out);
 }
 
+// clamp with scalar bounds: the result dtype follows type promotion with the bounds (an int
+// tensor clamped to 0.5 is float), NaN inputs and NaN bounds give NaN like the CPU.
 at::Tensor clamp_impl(at::Tensor out, const at::Tensor& a, const std::optional<at::Scalar>& lo,
                       const std::optional<at::Scalar>& hi) {
   TORCH_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  at::native::ResultTypeState state{};
+  state = at::native::update_result_type_state(a, state);
+  if (lo)
+    state = at::native::update_result_type_state(at::native::wrapped_scalar_tensor(*lo), state);
+  if (hi)
+    state = at::native::update_result_type_state(at::native::wrapped_scalar_tensor(*hi), state);
+  const at::ScalarType result = at::native::result_type(state);
+  if (!out.defined()) {
+    out = at::empty({0}, a.options().dtype(result));
+  } else {
+    TORCH_CHECK(at::canCast(result, out.scalar_type()), "result type ", result,
+                " can't be cast to the desired output type ", out.scalar_type());
+  }
   at::TensorBase out_base = out;
-  auto iter = at::TensorIterator::unary_op(out_base, a);
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(out_base)
+                  .add_const_input(a)
+                  .check_all_same_dtype(false)
+                  .build();
   EwParams p;
+  p.compute = result;
   std::string extra;
   if (lo) {
     p.p0 = *lo;
@@ -91,7 +112,7 @@ at::Tensor clamp_impl(at::Tensor out, const at::Tensor& a, const std::optional<a
   }
   p.extra = extra.c_str();
   launch_elementwise(iter, "clamp", p);
-  return iter.output();
+  return out;
 }
 
 at::Tensor clamp(const at::Tensor& a, const std::optional<at::Scalar>& lo,
@@ -115,12 +136,61 @@ at::Tensor& clamp_min_(at::Tensor& a, const at::Scalar& lo) {
   clamp_impl(a, a, lo, {});
   return a;
 }
+at::Tensor& clamp_min_out(const at::Tensor& a, const at::Scalar& lo, at::Tensor& out) {
+  clamp_impl(out, a, lo, {});
+  return out;
+}
 at::Tensor clamp_max(const at::Tensor& a, const at::Scalar& hi) {
   return clamp_impl({}, a, {}, hi);
 }
 at::Tensor& clamp_max_(at::Tensor& a, const at::Scalar& hi) {
   clamp_impl(a, a, {}, hi);
   return a;
+}
+at::Tensor& clamp_max_out(const at::Tensor& a, const at::Scalar& hi, at::Tensor& out) {
+  clamp_impl(out, a, {}, hi);
+  return out;
+}
+
+// masked_fill_: self = mask ? value : self, through the `where` kernel (value as a scalar).
+at::Tensor& masked_fill_scalar(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool,
+              "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+  at::TensorBase out_base = self;
+  const at::Tensor fill = at::native::wrapped_scalar_tensor(value);
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .allow_cpu_scalars(true)
+                  .resize_outputs(false)
+                  .add_output(out_base)
+                  .add_const_input(mask)
+                  .add_const_input(fill)
+                  .add_const_input(self)
+                  .build();
+  EwParams p;
+  p.compute = self.scalar_type();
+  launch_elementwise(iter, "where", p);
+  return self;
+}
+at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0,
+              "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (value.device().is_cpu()) return masked_fill_scalar(self, mask, value.item());
+  at::TensorBase out_base = self;
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .resize_outputs(false)
+                  .add_output(out_base)
+                  .add_const_input(mask)
+                  .add_const_input(value)
+                  .add_const_input(self)
+                  .build();
+  EwParams p;
+  p.compute = self.scalar_type();
+  launch_elementwise(iter, "where", p);
+  return self;
 }
 
 }  // namespace
@@ -147,6 +217,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp.out", clamp_out);
   m.impl("clamp_min", clamp_min);
   m.impl("clamp_min_", clamp_min_);
+  m.impl("clamp_min.out", clamp_min_out);
+  m.impl("clamp_max.out", clamp_max_out);
+  m.impl("masked_fill_.Scalar", masked_fill_scalar);
+  m.impl("masked_fill_.Tensor", masked_fill_tensor);
   m.impl("clamp_max", clamp_max);
   m.impl("clamp_max_", clamp_max_);
 }

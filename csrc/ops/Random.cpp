@@ -3,6 +3,7 @@
 // generated into a contiguous temporary and copied on the device.
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/ones.h>
 #include <torch/library.h>
 
 #include <limits>
@@ -103,6 +104,36 @@ at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Genera
   });
 }
 
+// bernoulli_(p) with a tensor of probabilities: uniform samples compared with p on the device.
+at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
+                             std::optional<at::Generator> gen) {
+  at::Tensor u = at::empty(self.sizes(), self.options().dtype(at::kFloat));
+  uniform_(u, 0.0, 1.0, gen);
+  self.copy_(u.lt(p.to(self.device())));
+  return self;
+}
+
+// Dropout: keep each element with probability 1 - p and scale the kept ones by 1 / (1 - p).
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
+                                                  std::optional<bool> train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (input.numel() == 0 || (train.has_value() && !*train) || p == 0) {
+    return {input.clone(), at::ones(input.sizes(), input.options().dtype(at::kBool))};
+  }
+  at::Tensor mask = at::empty(input.sizes(), input.options().dtype(at::kBool));
+  if (p == 1) {
+    mask.zero_();
+    return {input.mul(mask), mask};
+  }
+  bernoulli_float(mask, 1.0 - p, std::nullopt);
+  at::Tensor output = input.mul(mask).mul_(1.0 / (1.0 - p));
+  return {output, mask};
+}
+
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
+  return grad.mul(mask).mul_(scale);
+}
+
 // Largest integer N such that [0, N] is exactly representable in the dtype (like torch's
 // random_() default range).
 int64_t default_to(at::ScalarType t) {
@@ -157,6 +188,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("uniform_", uniform_);
   m.impl("normal_", normal_);
   m.impl("bernoulli_.float", bernoulli_float);
+  m.impl("bernoulli_.Tensor", bernoulli_tensor);
+  m.impl("native_dropout", native_dropout);
+  m.impl("native_dropout_backward", native_dropout_backward);
   m.impl("random_.from", random_from);
   m.impl("random_.to", random_to);
   m.impl("random_", random_default);

@@ -1,7 +1,10 @@
 // Unary elementwise ops: neg, abs, sign, relu, rounding, and the floating functions (exp, log,
 // sqrt, rsqrt, sigmoid, tanh, sin, cos, reciprocal), functional, in-place and out=.
 #include <ATen/native/TensorIterator.h>
+#include <ATen/ops/empty.h>
 #include <torch/library.h>
+
+#include <string_view>
 
 #include "ops/Elementwise.h"
 
@@ -18,6 +21,9 @@ at::TensorIterator to_float(at::TensorBase& out, const at::TensorBase& a) {
 }
 
 at::Tensor run(at::Tensor out, const at::Tensor& a, Builder build, const char* op) {
+  TORCH_CHECK(std::string_view(op) != "neg" || a.scalar_type() != at::kBool,
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+              "to invert a mask, use the `~` or `logical_not()` operator instead.");
   at::TensorBase out_base = out;
   auto iter = build(out_base, a);
   launch_elementwise(iter, op);
@@ -53,25 +59,14 @@ TORCH_OCL_UNARY(cos, to_float)
 TORCH_OCL_UNARY(reciprocal, to_float)
 #undef TORCH_OCL_UNARY
 
-// Rounding an integer tensor is the identity; the kernels' ceil/floor/round need floats.
-#define TORCH_OCL_ROUNDING(name)                                                       \
-  at::Tensor name##_any(const at::Tensor& a) {                                         \
-    return at::isIntegralType(a.scalar_type(), true) ? a.clone() : torch_ocl::name(a); \
-  }
-TORCH_OCL_ROUNDING(ceil)
-TORCH_OCL_ROUNDING(floor)
-TORCH_OCL_ROUNDING(round)
-TORCH_OCL_ROUNDING(trunc)
-#undef TORCH_OCL_ROUNDING
-
 at::Tensor relu(const at::Tensor& a) { return run({}, a, same, "relu"); }
 at::Tensor& relu_(at::Tensor& a) {
   run(a, a, same, "relu");
   return a;
 }
 
-at::Tensor logical_not(const at::Tensor& a) {
-  at::Tensor out = at::empty(a.sizes(), a.options().dtype(at::kBool));
+at::Tensor logical_not_impl(at::Tensor out, const at::Tensor& a) {
+  if (!out.defined()) out = at::empty({0}, a.options().dtype(at::kBool));
   at::TensorBase out_base = out;
   auto iter = at::TensorIteratorConfig()
                   .add_output(out_base)
@@ -81,6 +76,15 @@ at::Tensor logical_not(const at::Tensor& a) {
   EwParams p;
   p.compute = a.scalar_type();
   launch_elementwise(iter, "logical_not", p);
+  return out;
+}
+at::Tensor logical_not(const at::Tensor& a) { return logical_not_impl({}, a); }
+at::Tensor& logical_not_(at::Tensor& a) {
+  logical_not_impl(a, a);
+  return a;
+}
+at::Tensor& logical_not_out(const at::Tensor& a, at::Tensor& out) {
+  logical_not_impl(out, a);
   return out;
 }
 
@@ -103,18 +107,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_REG(sin)
   TORCH_OCL_REG(cos)
   TORCH_OCL_REG(reciprocal)
-#undef TORCH_OCL_REG
-  m.impl("ceil", ceil_any);
-  m.impl("floor", floor_any);
-  m.impl("round", round_any);
-  m.impl("trunc", trunc_any);
-  m.impl("ceil_", ceil_);
-  m.impl("floor_", floor_);
-  m.impl("round_", round_);
-  m.impl("trunc_", trunc_);
+  TORCH_OCL_REG(ceil)
+  TORCH_OCL_REG(floor)
+  TORCH_OCL_REG(round)
+  TORCH_OCL_REG(trunc)
+  m.impl("sgn", sign);  // sgn is sign for real dtypes
+  m.impl("sgn_", sign_);
+  m.impl("sgn.out", sign_out);
   m.impl("relu", relu);
   m.impl("relu_", relu_);
+#undef TORCH_OCL_REG
   m.impl("logical_not", logical_not);
+  m.impl("logical_not_", logical_not_);
+  m.impl("logical_not.out", logical_not_out);
 }
 
 }  // namespace torch_ocl

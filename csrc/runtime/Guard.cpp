@@ -17,6 +17,9 @@ struct OclEvent {
   bool timing = false;
 };
 
+// A device without an index ("ocl") means the current device.
+int index_of(c10::Device d) { return d.has_index() ? d.index() : current_device(); }
+
 struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   static constexpr c10::DeviceType kType = c10::DeviceType::PrivateUse1;
 
@@ -35,13 +38,13 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     } catch (...) {
     }
   }
-  c10::Stream getStream(c10::Device d) const override { return current_stream(d.index()); }
-  c10::Stream getDefaultStream(c10::Device d) const override { return default_stream(d.index()); }
+  c10::Stream getStream(c10::Device d) const override { return current_stream(index_of(d)); }
+  c10::Stream getDefaultStream(c10::Device d) const override { return default_stream(index_of(d)); }
   c10::Stream getNewStream(c10::Device d, int priority) const override {
-    return stream_from_pool(d.index());
+    return stream_from_pool(index_of(d));
   }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool high_priority) const override {
-    return stream_from_pool(d.index());
+    return stream_from_pool(index_of(d));
   }
   c10::Stream exchangeStream(c10::Stream s) const override { return set_current_stream(s); }
   c10::DeviceIndex deviceCount() const noexcept override {

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "runtime/Device.h"
@@ -99,9 +101,16 @@ bool query_stream(c10::Stream s) {
   cl_event marker = nullptr;
   OCL_CHECK(cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker));
   flush(q);
+  // A marker behind no work completes within microseconds, but not at once: poll it briefly
+  // (at most ~100 us, never a blocking wait) so that an idle stream reports true.
   cl_int status = CL_QUEUED;
-  OCL_CHECK(cl().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
-                                nullptr));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  do {
+    OCL_CHECK(cl().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+                                  &status, nullptr));
+    if (status == CL_COMPLETE || status < 0) break;
+    std::this_thread::yield();
+  } while (std::chrono::steady_clock::now() < deadline);
   cl().clReleaseEvent(marker);
   return status == CL_COMPLETE;
 }

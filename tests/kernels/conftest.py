@@ -31,7 +31,7 @@ def _pick_device():
                 rank = 4  # a simulator: only when selected by name, like the backend does
             found.append((rank, platform.name, device))
     if not found:
-        pytest.skip("no OpenCL device matches TORCH_OCL_DEVICES=%r" % wanted)
+        pytest.skip(f"no OpenCL device matches TORCH_OCL_DEVICES={wanted!r}")
     found.sort(key=lambda item: item[0])
     return found[0][2]
 

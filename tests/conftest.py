@@ -1,0 +1,90 @@
+"""Fixtures for the torch-ocl op and runtime tests (helpers live in tests/ocl_testing.py).
+
+Every test runs on the default ocl device (ocl:0 unless TORCH_OCL_DEVICES selects another) and
+compares with PyTorch on the CPU. Under tests/ops the CPU fallback is switched to "error", so an
+op that silently ran on the host instead of a native kernel fails its test.
+
+tests/kernels has its own conftest and runs without torch (nox -s kernels uses --confcutdir), so
+nothing there depends on this file.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import pytest
+import torch
+
+import torch_ocl  # noqa: F401  (registers the ocl device; autoload only covers installed packages)
+
+TESTS_DIR = pathlib.Path(__file__).resolve().parent
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+from ocl_testing import (  # noqa: E402, F401  (re-exported for the test modules)
+    ALL_DTYPES,
+    DEVICE,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    Shape,
+    assert_ocl_close,
+    check_op,
+    cpu_reference,
+    make_cpu,
+    ocl_available,
+    shapes,
+)
+
+OPS_DIR = TESTS_DIR / "ops"
+RUNTIME_DIR = TESTS_DIR / "runtime"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a long-running test (left out on Oclgrind)")
+    config.addinivalue_line(
+        "markers", "no_device: a test that does not need an OpenCL device in this process"
+    )
+
+
+def _under(item_path, directory) -> bool:
+    return directory in pathlib.Path(str(item_path)).resolve().parents
+
+
+def pytest_collection_modifyitems(config, items):
+    if ocl_available():
+        return
+    skip = pytest.mark.skip(reason="no OpenCL device: " + torch.ocl.why_unavailable())
+    for item in items:
+        in_suite = _under(item.fspath, OPS_DIR) or _under(item.fspath, RUNTIME_DIR)
+        if in_suite and item.get_closest_marker("no_device") is None:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _fallback_is_error_under_ops(request):
+    """tests/ops: an op without a native kernel raises instead of silently running on the CPU."""
+    if not _under(request.node.fspath, OPS_DIR) or not ocl_available():
+        yield
+        return
+    with torch.ocl.fallback_mode("error"):
+        yield
+
+
+@pytest.fixture
+def device():
+    return DEVICE
+
+
+@pytest.fixture
+def subprocess_env():
+    """A copy of os.environ for a child Python that imports torch_ocl from this checkout (its
+    PYTHONPATH passed through, the package's parent directory added)."""
+    env = dict(os.environ)
+    here = str(pathlib.Path(torch_ocl.__file__).resolve().parent.parent)
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if here not in parts:
+        parts.insert(0, here)
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env

@@ -1,0 +1,785 @@
+"""Native elementwise ops (the TensorIterator engine) against PyTorch on the CPU.
+
+Every op runs in its functional, in-place and out= forms, over the layouts in `shapes` (float32)
+and over a representative dtype matrix (contiguous 7x13 operands): the full product of ops,
+dtypes and layouts would compile several hundred kernel variants. Float results are compared
+with a float64 CPU reference rounded to the result dtype. The CPU fallback is an error here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from ocl_testing import (
+    ALL_DTYPES,
+    DEVICE,
+    assert_ocl_close,
+    check_op,
+    cpu_reference,
+    dtype_id,
+    make_cpu,
+    shape_params,
+    shapes,
+    skip_unsupported,
+)
+
+ODD = next(s for s in shapes if s.id == "odd_7x13")
+STEP = next(s for s in shapes if s.id == "step_slice")
+NAN, INF = float("nan"), float("inf")
+# Every float class: NaN, both infinities, signed zeros, halves (rounding ties), ordinary values.
+SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 1.0, -1.0, 3.75, -1e-3, 100.0]
+
+
+def cpu_supports(fn, dtypes, n=1) -> bool:
+    """Whether PyTorch on the CPU accepts fn for operands of these dtypes (a dtype or a tuple)."""
+    if not isinstance(dtypes, tuple):
+        dtypes = (dtypes,) * n
+    try:
+        fn(*[make_cpu((3,), d, nonzero=True) for d in dtypes])
+    except (RuntimeError, TypeError):
+        return False
+    return True
+
+
+def ocl_pair(values, dtype):
+    cpu = torch.tensor(values, dtype=dtype)
+    return cpu, cpu.to(DEVICE)
+
+
+# ------------------------------------------------------------------------------------------
+# Unary ops
+
+# name -> (function, float input range, integer input range)
+UNARY = {
+    "neg": (torch.neg, None, None),
+    "abs": (torch.abs, None, None),
+    "sign": (torch.sign, None, None),
+    "relu": (torch.relu, None, None),
+    "ceil": (torch.ceil, None, None),
+    "floor": (torch.floor, None, None),
+    "round": (torch.round, None, None),
+    "trunc": (torch.trunc, None, None),
+    "exp": (torch.exp, (-4, 4), None),
+    "log": (torch.log, (0.05, 8), (1, 9)),
+    "sqrt": (torch.sqrt, (0, 9), (0, 9)),
+    "rsqrt": (torch.rsqrt, (0.05, 9), (1, 9)),
+    "sigmoid": (torch.sigmoid, (-8, 8), None),
+    "tanh": (torch.tanh, (-4, 4), None),
+    "sin": (torch.sin, (-6, 6), None),
+    "cos": (torch.cos, (-6, 6), None),
+    "reciprocal": (torch.reciprocal, (0.1, 4), (1, 9)),
+    "logical_not": (torch.logical_not, None, None),
+}
+# Ops whose result is always floating: integer inputs are promoted.
+FLOAT_RESULT = ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos", "reciprocal")
+# PyTorch has no out= overload for these.
+NO_OUT = ("relu",)
+
+# Beyond float32 (which `shapes` covers), each op gets a few dtypes so that together they cover
+# every dtype's loads, stores and conversions without compiling every (op, dtype) variant.
+UNARY_DTYPES = {
+    "neg": (torch.bfloat16, torch.int64, torch.int8, torch.uint8),
+    "abs": (torch.float16, torch.int16),
+    "sign": (torch.int32, torch.bool),
+    "relu": (torch.int64,),
+    "ceil": (torch.float64, torch.int32),
+    "floor": (torch.bfloat16, torch.uint8),
+    "round": (torch.float16, torch.int64),
+    "trunc": (torch.float16, torch.int8),
+    "exp": (torch.float16, torch.int64),
+    "log": (torch.float64, torch.uint8),
+    "sqrt": (torch.float16, torch.int32),
+    "rsqrt": (torch.bfloat16, torch.int16),
+    "sigmoid": (torch.float64, torch.bool),
+    "tanh": (torch.bfloat16,),
+    "sin": (torch.int64,),
+    "cos": (torch.float64,),
+    "reciprocal": (torch.int32,),
+    "logical_not": (torch.float16, torch.int64, torch.bool),
+}
+
+
+def _unary_dtypes(name):
+    return (torch.float32,) + UNARY_DTYPES[name]
+
+
+def _unary_input(name, shape, dtype, **kw):
+    _, frange, irange = UNARY[name]
+    rng = frange if dtype.is_floating_point else irange
+    low, high = rng if rng is not None else (None, None)
+    return shape.make(dtype, low=low, high=high, **kw)[0]
+
+
+def _unary_dtype_params():
+    params = []
+    for name, (fn, _, _) in UNARY.items():
+        for dtype in _unary_dtypes(name):
+            if cpu_supports(fn, dtype):
+                params.append(pytest.param(name, dtype, id=f"{name}-{dtype_id(dtype)}"))
+    return params
+
+
+# Layouts that iterate as one flat array, and strided ones (each strided layout compiles another
+# variant per op and dtype, so a representative subset of ops runs them).
+DENSE_SHAPES = [s for s in shapes if s.id not in ("step_slice", "broadcast_5x1_1x7")]
+STRIDED_SHAPES = [s for s in shapes if s.id in ("transposed", "step_slice", "broadcast_5x1_1x7")]
+UNARY_STRIDED = ("neg", "abs", "relu", "round", "exp", "sqrt", "sigmoid", "logical_not")
+
+
+@pytest.mark.parametrize("shape", shape_params(DENSE_SHAPES))
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_shapes(name, shape):
+    x, xo = _unary_input(name, shape, torch.float32)
+    check_op(UNARY[name][0], [x], [xo])
+
+
+@pytest.mark.parametrize("shape", shape_params(STRIDED_SHAPES))
+@pytest.mark.parametrize("name", UNARY_STRIDED)
+def test_unary_strided(name, shape):
+    x, xo = _unary_input(name, shape, torch.float32)
+    assert shape.id == "broadcast_5x1_1x7" or not xo.is_contiguous()
+    check_op(UNARY[name][0], [x], [xo])
+
+
+@pytest.mark.parametrize(("name", "dtype"), _unary_dtype_params())
+def test_unary_dtypes(name, dtype):
+    skip_unsupported(dtype)
+    x, xo = _unary_input(name, ODD, dtype)
+    check_op(UNARY[name][0], [x], [xo])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_inplace(name, dtype):
+    if dtype != torch.float32 and name in FLOAT_RESULT:
+        pytest.skip(f"{name}_ cannot write its result into an integer tensor in PyTorch")
+    for shape in (ODD, STEP) if name in UNARY_STRIDED or dtype != torch.float32 else (ODD,):
+        x, xo = _unary_input(name, shape, dtype)
+        expected = cpu_reference(UNARY[name][0], [x])
+        ptr, strides = xo.data_ptr(), xo.stride()
+        ret = getattr(xo, name + "_")()
+        assert ret is xo
+        assert xo.data_ptr() == ptr and xo.stride() == strides
+        assert_ocl_close(xo, expected.to(dtype))
+
+
+@pytest.mark.parametrize("name", [n for n in UNARY if n not in NO_OUT])
+def test_unary_out(name):
+    fn = UNARY[name][0]
+    x, xo = _unary_input(name, ODD, torch.float32)
+    expected = cpu_reference(fn, [x])
+    # A contiguous out, and (for the ops that run strided layouts) a non-contiguous one: the
+    # transpose of a 13x7 tensor.
+    outs = [torch.empty(7, 13, dtype=expected.dtype, device=DEVICE)]
+    if name in UNARY_STRIDED:
+        outs.append(torch.empty(13, 7, dtype=expected.dtype, device=DEVICE).t())
+    for out in outs:
+        strides = out.stride()
+        ret = fn(xo, out=out)
+        assert ret is out
+        assert out.stride() == strides
+        assert_ocl_close(out, expected)
+    # An empty out is resized.
+    out = torch.empty(0, dtype=expected.dtype, device=DEVICE)
+    fn(xo, out=out)
+    assert_ocl_close(out, expected)
+
+
+def test_unary_out_int_to_float():
+    x, xo = ODD.make(torch.int32, low=1, high=9)[0]
+    out = torch.empty(7, 13, device=DEVICE)
+    torch.sqrt(xo, out=out)
+    assert_ocl_close(out, cpu_reference(torch.sqrt, [x]))
+
+
+def test_round_half_to_even():
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        x, xo = ocl_pair([0.5, 1.5, 2.5, 3.5, -0.5, -1.5, -2.5, 4.5, 1e7 + 0.5, 0.49999997], dtype)
+        assert_ocl_close(torch.round(xo), torch.round(x), exact=True)
+
+
+def _special_params(table):
+    return [
+        pytest.param(name, dtype, id=f"{name}-{dtype_id(dtype)}")
+        for name, dtypes in table.items()
+        for dtype in dtypes
+        if dtype.is_floating_point
+    ]
+
+
+@pytest.mark.parametrize(("name", "dtype"), _special_params({n: _unary_dtypes(n) for n in UNARY}))
+def test_unary_special_values(name, dtype):
+    skip_unsupported(dtype)
+    x, xo = ocl_pair(SPECIAL, dtype)
+    check_op(UNARY[name][0], [x], [xo])
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64])
+def test_abs_neg_sign_integer_extremes(dtype):
+    info = torch.iinfo(dtype)
+    x, xo = ocl_pair([info.min + 1, info.max, -1, 0, 1, info.min], dtype)
+    for fn in (torch.abs, torch.neg, torch.sign):
+        assert_ocl_close(fn(xo), fn(x))
+
+
+# ------------------------------------------------------------------------------------------
+# Binary ops
+
+BINARY = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": torch.div,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "bitwise_and": torch.bitwise_and,
+    "bitwise_or": torch.bitwise_or,
+    "bitwise_xor": torch.bitwise_xor,
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
+}
+BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")
+COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+BINARY_DTYPES = {
+    "add": ALL_DTYPES,
+    "mul": (torch.float16, torch.int8, torch.bool),
+    "sub": (torch.bfloat16, torch.uint8),
+    "div": (torch.float64, torch.int32, torch.bool),
+    "maximum": (torch.float16, torch.int64, torch.bool),
+    "minimum": (torch.uint8,),
+    "bitwise_and": (torch.int64, torch.bool),
+    "bitwise_or": (torch.uint8,),
+    "bitwise_xor": (torch.bool,),
+    "eq": (torch.bfloat16, torch.int64, torch.bool),
+    "ne": (),
+    "lt": (torch.int16, torch.float16),
+    "le": (),
+    "gt": (),
+    "ge": (),
+}
+
+
+def _binary_dtypes(name):
+    """float32 (int32 for bitwise ops, which `shapes` covers) and a spread of other dtypes."""
+    return tuple(dict.fromkeys((_base_dtype(name),) + BINARY_DTYPES[name]))
+
+
+def _binary_dtype_params():
+    params = []
+    for name, fn in BINARY.items():
+        for dtype in _binary_dtypes(name):
+            if cpu_supports(fn, dtype, n=2):
+                params.append(pytest.param(name, dtype, id=f"{name}-{dtype_id(dtype)}"))
+    return params
+
+
+def _binary_inputs(name, shape, dtype):
+    """Operands with ties (integral floats) so that eq/maximum see equal values, and a divisor
+    without zeros."""
+    a, b = shape.make(dtype, n=2, integral=True, low=-3, high=4)
+    if name == "div":
+        b = shape.make(dtype, n=2, nonzero=True, seed=7)[1]
+    return a, b
+
+
+def _base_dtype(name):
+    return torch.int32 if name in BITWISE else torch.float32
+
+
+BINARY_STRIDED = ("add", "mul", "div", "maximum", "bitwise_and", "eq", "lt")
+
+
+@pytest.mark.parametrize("shape", shape_params(DENSE_SHAPES))
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_shapes(name, shape):
+    (a, ao), (b, bo) = _binary_inputs(name, shape, _base_dtype(name))
+    check_op(BINARY[name], [a, b], [ao, bo])
+
+
+@pytest.mark.parametrize("shape", shape_params(STRIDED_SHAPES))
+@pytest.mark.parametrize("name", BINARY_STRIDED)
+def test_binary_strided(name, shape):
+    (a, ao), (b, bo) = _binary_inputs(name, shape, _base_dtype(name))
+    check_op(BINARY[name], [a, b], [ao, bo])
+    # A contiguous operand with a strided one.
+    ((c, co),) = ODD.make(_base_dtype(name), integral=True, nonzero=True, seed=11)
+    if shape.id != "broadcast_5x1_1x7":
+        check_op(BINARY[name], [a, c], [ao, co])
+
+
+@pytest.mark.parametrize(("name", "dtype"), _binary_dtype_params())
+def test_binary_dtypes(name, dtype):
+    skip_unsupported(dtype)
+    (a, ao), (b, bo) = _binary_inputs(name, ODD, dtype)
+    check_op(BINARY[name], [a, b], [ao, bo])
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_inplace(name):
+    dtype = _base_dtype(name)
+    (a, ao), (b, bo) = _binary_inputs(name, ODD, dtype)
+    method = getattr(torch.Tensor, name + "_", None)
+    if method is None:
+        pytest.skip(f"PyTorch has no Tensor.{name}_")
+    expected = cpu_reference(BINARY[name], [a, b])
+    ptr = ao.data_ptr()
+    ret = method(ao, bo)
+    assert ret is ao and ao.data_ptr() == ptr
+    assert_ocl_close(ao, expected.to(dtype))
+    if name not in BINARY_STRIDED:
+        return
+    # In place into a non-contiguous tensor, with a broadcast (1, 13) operand.
+    (c, co), (d, do) = _binary_inputs(name, STEP, dtype)
+    d, do = d[:1], do[:1]
+    expected = cpu_reference(BINARY[name], [c, d]).to(dtype)
+    method(co, do)
+    assert not co.is_contiguous()
+    assert_ocl_close(co, expected)
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_out(name):
+    dtype = _base_dtype(name)
+    fn = BINARY[name]
+    (a, ao), (b, bo) = _binary_inputs(name, ODD, dtype)
+    expected = cpu_reference(fn, [a, b])
+    outs = [torch.empty(7, 13, dtype=expected.dtype, device=DEVICE)]
+    if name in BINARY_STRIDED:
+        outs.append(torch.empty(13, 7, dtype=expected.dtype, device=DEVICE).t())
+        outs.append(torch.empty(7, 26, dtype=expected.dtype, device=DEVICE)[:, ::2])
+    for out in outs:
+        strides = out.stride()
+        ret = fn(ao, bo, out=out)
+        assert ret is out and out.stride() == strides
+        assert_ocl_close(out, expected)
+
+
+def test_binary_out_with_cast():
+    """out= of a wider dtype than the computation (float32 into float64 is allowed)."""
+    (a, ao), (b, bo) = ODD.make(torch.int32, n=2)
+    out = torch.empty(7, 13, dtype=torch.float32, device=DEVICE)
+    torch.add(ao, bo, out=out)
+    assert_ocl_close(out, torch.add(a, b).float())
+    outb = torch.empty(7, 13, dtype=torch.int64, device=DEVICE)
+    torch.lt(ao, bo, out=outb)
+    assert_ocl_close(outb, torch.lt(a, b).long())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16])
+def test_add_sub_alpha(dtype):
+    (a, ao), (b, bo) = ODD.make(dtype, n=2)
+    check_op(lambda x, y: torch.add(x, y, alpha=3), [a, b], [ao, bo])
+    check_op(lambda x, y: torch.sub(x, y, alpha=2), [a, b], [ao, bo])
+    if dtype.is_floating_point:
+        check_op(lambda x, y: torch.add(x, y, alpha=-0.5), [a, b], [ao, bo])
+    check_op(lambda x, y: x.clone().add_(y, alpha=2), [a, b], [ao, bo])
+    out = torch.empty_like(ao)
+    torch.sub(ao, bo, alpha=3, out=out)
+    assert_ocl_close(out, torch.sub(a, b, alpha=3))
+
+
+SCALAR_CASES = {
+    "x*2": lambda x: x * 2,
+    "2*x": lambda x: 2 * x,
+    "2-x": lambda x: 2 - x,
+    "x/3": lambda x: x / 3,
+    "x+2.5": lambda x: x + 2.5,
+    "x<1": lambda x: x < 1,
+    "cpu0dim*x": lambda x: torch.tensor(3.0, dtype=torch.float64) * x,
+    "x-cpu0dim": lambda x: x - torch.tensor(2, dtype=torch.int64),
+    "maximum(x,cpu0dim)": lambda x: torch.maximum(x, torch.tensor(1, dtype=x.dtype)),
+    "minimum(cpu0dim,x)": lambda x: torch.minimum(torch.tensor(1, dtype=x.dtype), x),
+    "div(x,2,floor)": lambda x: torch.div(x, 2, rounding_mode="floor"),
+    "x.mul_(cpu0dim)": lambda x: x.clone().mul_(torch.tensor(2, dtype=x.dtype)),
+}
+
+
+INT_SCALAR_CASES = ("x*2", "2-x", "x/3", "div(x,2,floor)")
+
+
+def _scalar_params():
+    return [
+        pytest.param(case, dtype, id=f"{case}-{dtype_id(dtype)}")
+        for case in SCALAR_CASES
+        for dtype in (torch.float32, torch.int32)
+        if dtype == torch.float32 or case in INT_SCALAR_CASES
+    ]
+
+
+@pytest.mark.parametrize(("case", "dtype"), _scalar_params())
+def test_scalar_operands(case, dtype):
+    ((x, xo),) = ODD.make(dtype)
+    check_op(SCALAR_CASES[case], [x], [xo])
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint8, torch.bool], ids=dtype_id)
+def test_bitwise_scalar(dtype):
+    ((x, xo),) = ODD.make(dtype)
+    other = True if dtype == torch.bool else 6
+    for name in BITWISE:
+        fn = getattr(torch, name)
+        check_op(lambda t, fn=fn: fn(t, other), [x], [xo])
+        check_op(lambda t, name=name: getattr(t.clone(), name + "_")(other), [x], [xo])
+        out = torch.empty_like(xo)
+        fn(xo, other, out=out)
+        assert_ocl_close(out, fn(x, other))
+    check_op(lambda t: t & other, [x], [xo])
+    check_op(lambda t: t | other, [x], [xo])
+    check_op(lambda t: t ^ other, [x], [xo])
+
+
+@pytest.mark.parametrize("name", COMPARE)
+def test_compare_scalar_forms(name):
+    ((x, xo),) = ODD.make(torch.float32, integral=True, low=-2, high=3)
+    fn = getattr(torch, name)
+    check_op(lambda t: fn(t, 1), [x], [xo])
+    out = torch.empty(7, 13, dtype=torch.bool, device=DEVICE)
+    fn(xo, 1, out=out)
+    assert_ocl_close(out, fn(x, 1))
+    if name not in ("eq", "lt"):
+        return
+    check_op(lambda t: fn(t, 0.5), [x], [xo])
+    check_op(lambda t: getattr(t.clone(), name + "_")(1), [x], [xo])
+    # In-place Tensor form: the result is written in the input's dtype.
+    ((y, yo),) = ODD.make(torch.float32, integral=True, low=-2, high=3, seed=5)
+    check_op(lambda s, t: getattr(s.clone(), name + "_")(t), [x, y], [xo, yo])
+
+
+PROMOTION_CASES = [
+    ("int32+float32", torch.int32, torch.float32),
+    ("float32+float64", torch.float32, torch.float64),
+    ("bool+int64", torch.bool, torch.int64),
+    ("int8+uint8", torch.int8, torch.uint8),
+    ("float16+bfloat16", torch.float16, torch.bfloat16),
+    ("bool+float16", torch.bool, torch.float16),
+    ("uint8+int64", torch.uint8, torch.int64),
+    ("int16+float32", torch.int16, torch.float32),
+]
+
+
+@pytest.mark.parametrize(("case", "ta", "tb"), PROMOTION_CASES, ids=[c[0] for c in PROMOTION_CASES])
+def test_type_promotion(case, ta, tb):
+    skip_unsupported(ta)
+    skip_unsupported(tb)
+    ((a, ao),) = ODD.make(ta)
+    ((b, bo),) = ODD.make(tb, seed=3)
+    check_op(torch.add, [a, b], [ao, bo])
+    k = [c[0] for c in PROMOTION_CASES].index(case)
+    # Every other case one more op (rotating), to keep the number of compiled variants down.
+    if k % 2 == 0:
+        other = (torch.mul, torch.maximum, torch.eq, torch.div)[k // 2]
+        check_op(other, [b, a], [bo, ao])
+
+
+def test_promotion_with_zero_dim_and_scalars():
+    ((i, io),) = ODD.make(torch.int64)
+    ((h, ho),) = ODD.make(torch.float16)
+    cases = [
+        (lambda t: t * 2.5, i, io),  # int tensor, Python float -> default float dtype
+        (lambda t: t + torch.tensor(1.5, dtype=torch.float64), i, io),  # 0-dim CPU float64
+        (lambda t: t + torch.tensor(1.5, dtype=torch.float64), h, ho),  # stays float16
+        (lambda t: t + True, i, io),
+        (lambda t: t / 2, i, io),
+    ]
+    for fn, x, xo in cases:
+        check_op(fn, [x], [xo])
+    # A 0-dim *device* tensor is also a lower-priority operand.
+    z = torch.tensor(0.25, dtype=torch.float32)
+    check_op(torch.add, [i, z], [io, z.to(DEVICE)])
+    check_op(torch.add, [z, h], [z.to(DEVICE), ho])
+
+
+def test_inplace_promotion_errors_like_cpu():
+    ((i, io),) = ODD.make(torch.int32)
+    with pytest.raises(RuntimeError):
+        i.add_(0.5)
+    with pytest.raises(RuntimeError):
+        io.add_(0.5)
+    with pytest.raises(RuntimeError):
+        io.div_(2)
+
+
+def test_unsupported_dtypes_raise_like_cpu():
+    ((b, bo),) = ODD.make(torch.bool)
+    ((f, fo),) = ODD.make(torch.float32)
+    cases = [
+        (lambda x: x - x, b, bo),
+        (lambda x: -x, b, bo),
+        (lambda x: x & x, f, fo),
+        (lambda x: torch.bitwise_xor(x, 1), f, fo),
+    ]
+    for fn, x, xo in cases:
+        with pytest.raises(RuntimeError):
+            fn(x)
+        # The same error as on the CPU, from checking the dtypes: not a kernel that happens to
+        # fail to compile, nor a silently computed result.
+        with pytest.raises(RuntimeError) as info:
+            fn(xo)
+        assert "failed to build" not in str(info.value)
+
+
+# ------------------------------------------------------------------------------------------
+# NaN, infinities, division
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    _special_params({n: _binary_dtypes(n) for n in BINARY if n not in BITWISE}),
+)
+def test_binary_special_values(name, dtype):
+    """Every pair of special values (NaN, infinities, signed zeros, ...)."""
+    skip_unsupported(dtype)
+    n = len(SPECIAL)
+    a, ao = ocl_pair([v for v in SPECIAL for _ in range(n)], dtype)
+    b, bo = ocl_pair(SPECIAL * n, dtype)
+    check_op(BINARY[name], [a, b], [ao, bo])
+
+
+def test_nan_propagation_examples():
+    x, xo = ocl_pair([NAN, 1.0, -INF, INF, NAN, -1.0], torch.float32)
+    y, yo = ocl_pair([0.0, NAN, 0.0, NAN, NAN, -2.0], torch.float32)
+    assert_ocl_close(torch.maximum(xo, yo), torch.maximum(x, y))
+    assert_ocl_close(torch.minimum(xo, yo), torch.minimum(x, y))
+    assert torch.isnan(torch.maximum(xo, yo).cpu()[:2]).all()
+    assert_ocl_close(torch.relu(xo), torch.relu(x))
+    assert torch.isnan(torch.relu(xo).cpu()[0])
+    assert_ocl_close(torch.clamp(xo, -0.5, 0.5), torch.clamp(x, -0.5, 0.5))
+    assert torch.isnan(torch.clamp(xo, -0.5, 0.5).cpu()[0])
+    assert_ocl_close(xo != xo, x != x)
+    assert_ocl_close(xo == xo, x == x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_float_division_by_zero(dtype):
+    skip_unsupported(dtype)
+    a, ao = ocl_pair([1.0, -1.0, 0.0, NAN, INF, -3.0, 2.0], dtype)
+    z, zo = ocl_pair([0.0, 0.0, 0.0, 0.0, 0.0, -0.0, -0.0], dtype)
+    out = torch.div(ao, zo).cpu()
+    assert out[0] == INF and out[1] == -INF and torch.isnan(out[2])
+    for mode in (None, "trunc", "floor"):
+        check_op(
+            lambda x, y, m=mode: torch.div(x, y, rounding_mode=m), [a, z], [ao, zo], exact=True
+        )
+    check_op(lambda x: x / 0, [a], [ao], exact=True)
+    check_op(torch.reciprocal, [z], [zo], exact=True)
+
+
+def test_integer_true_division_by_zero_gives_float_inf_nan():
+    a, ao = ocl_pair([3, -3, 0], torch.int64)
+    z, zo = ocl_pair([0, 0, 0], torch.int64)
+    check_op(torch.div, [a, z], [ao, zo], exact=True)
+
+
+def test_integer_division_by_zero_does_not_crash(subprocess_env):
+    """The result of integer division by zero is unspecified; the process must survive it (a
+    native x86 division traps), so it runs in a child process."""
+    code = textwrap.dedent(
+        """
+        import torch, torch_ocl
+        torch.ocl.set_fallback_mode("error")
+        for dt in (torch.int64, torch.int32, torch.uint8):
+            a = torch.tensor([5, 7, 0, 3, 100], dtype=dt).to("ocl")
+            z = torch.zeros(5, dtype=dt).to("ocl")
+            for mode in ("trunc", "floor"):
+                r = torch.div(a, z, rounding_mode=mode)
+                assert r.dtype == dt and r.shape == (5,), (r.dtype, r.shape)
+                r.cpu()
+                a.clone().div_(z, rounding_mode=mode).cpu()
+                torch.div(a, 0, rounding_mode=mode).cpu()
+        for dt in (torch.int64, torch.int32, torch.int8):
+            lo = torch.iinfo(dt).min
+            a = torch.tensor([lo, lo], dtype=dt).to("ocl")
+            m = torch.tensor([-1, -1], dtype=dt).to("ocl")
+            for mode in ("trunc", "floor"):
+                torch.div(a, m, rounding_mode=mode).cpu()
+        torch.ocl.synchronize()
+        print("survived")
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, f"child exited with {proc.returncode}:\n{proc.stderr[-3000:]}"
+    assert "survived" in proc.stdout
+
+
+DIV_A = [-7.0, -6.5, -5.0, -0.5, 0.5, 5.0, 6.5, 7.0, -3.0, 3.0, 9.0, -9.0, 0.0, 1.0]
+DIV_B = [2.0, -2.0, 3.0, -3.0, 2.0, -2.0, 4.0, -4.0, 2.0, -2.0, -4.0, 4.0, -3.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int8])
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+def test_div_rounding_modes_negative(dtype, mode):
+    skip_unsupported(dtype)
+    if not dtype.is_floating_point:
+        a_vals = [int(v) for v in DIV_A]
+        b_vals = [int(v) for v in DIV_B]
+    else:
+        a_vals, b_vals = DIV_A, DIV_B
+    a, ao = ocl_pair(a_vals, dtype)
+    b, bo = ocl_pair(b_vals, dtype)
+    fn = lambda x, y: torch.div(x, y, rounding_mode=mode)  # noqa: E731
+    check_op(fn, [a, b], [ao, bo], exact=True, ref64=False)
+    # In place (float results of true division cannot go into an integer tensor).
+    if mode is not None or dtype.is_floating_point:
+        check_op(
+            lambda x, y: x.clone().div_(y, rounding_mode=mode),
+            [a, b],
+            [ao, bo],
+            exact=True,
+            ref64=False,
+        )
+        out = torch.empty_like(ao)
+        torch.div(ao, bo, rounding_mode=mode, out=out)
+        assert_ocl_close(out, fn(a, b), exact=True)
+    # Scalar divisor.
+    if dtype in (torch.float32, torch.int64):
+        check_op(lambda x: torch.div(x, -2, rounding_mode=mode), [a], [ao], exact=True, ref64=False)
+
+
+def test_div_floor_random_floats():
+    ((a, ao),) = ODD.make(torch.float32, low=-50, high=50)
+    ((b, bo),) = ODD.make(torch.float32, nonzero=True, seed=9)
+    for mode in ("trunc", "floor"):
+        check_op(
+            lambda x, y, m=mode: torch.div(x, y, rounding_mode=m), [a, b], [ao, bo], ref64=False
+        )
+
+
+# ------------------------------------------------------------------------------------------
+# where, clamp, backward helpers
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.float16])
+def test_where(dtype):
+    c, co = ODD.make(torch.bool)[0]
+    (a, ao), (b, bo) = ODD.make(dtype, n=2, seed=4)
+    check_op(torch.where, [c, a, b], [co, ao, bo])
+    out = torch.empty(13, 7, dtype=dtype, device=DEVICE).t()
+    torch.where(co, ao, bo, out=out)
+    assert_ocl_close(out, torch.where(c, a, b))
+
+
+def test_where_broadcasting():
+    c = torch.tensor([[True], [False], [True], [False], [True]])
+    co = c.to(DEVICE)
+    bc = next(s for s in shapes if s.id == "broadcast_5x1_1x7")
+    (a, ao), (b, bo) = bc.make(torch.float32, n=2)
+    check_op(torch.where, [c, b, a], [co, bo, ao])  # (5,1), (1,7), (5,1) -> (5,7)
+    c7 = torch.tensor([[True, False, False, True, True, False, True]])
+    check_op(torch.where, [c7, a, b], [c7.to(DEVICE), ao, bo])  # (1,7), (5,1), (1,7)
+    z = torch.tensor(-1.0)
+    check_op(torch.where, [c, a, z], [co, ao, z.to(DEVICE)])  # 0-dim device operand
+    check_op(lambda cc, x: torch.where(cc, x, 0.0), [c, b], [co, bo])  # Python scalar
+    check_op(lambda cc, x: torch.where(cc, 2.0, x), [c, b], [co, bo])
+    # Mixed dtypes promote.
+    ((i, io),) = bc.make(torch.int32, seed=2)
+    check_op(torch.where, [c, i, b], [co, io, bo])
+    # NaNs pass through where.
+    n, no = ocl_pair([[NAN], [1.0], [INF], [NAN], [-INF]], torch.float32)
+    check_op(torch.where, [c, n, a], [co, no, ao])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.float16])
+def test_clamp(dtype):
+    skip_unsupported(dtype)
+    ((x, xo),) = ODD.make(dtype)
+    lo, hi = (-1, 2) if not dtype.is_floating_point else (-1.5, 2.25)
+    check_op(lambda t: torch.clamp(t, lo, hi), [x], [xo], exact=True)
+    if dtype != torch.float32:
+        return
+    cases = [
+        lambda t: torch.clamp(t, lo, hi),
+        lambda t: torch.clamp(t, min=lo),
+        lambda t: torch.clamp(t, max=hi),
+        lambda t: torch.clamp(t, hi, lo),  # min > max: every element becomes max
+        lambda t: torch.clamp_min(t, lo),
+        lambda t: torch.clamp_max(t, hi),
+        lambda t: t.clone().clamp_(lo, hi),
+        lambda t: t.clone().clamp_min_(lo),
+        lambda t: t.clone().clamp_max_(hi),
+        lambda t: t.clamp(min=lo, max=None),
+    ]
+    for fn in cases:
+        check_op(fn, [x], [xo], exact=True)
+    out = torch.empty(13, 7, dtype=dtype, device=DEVICE).t()
+    torch.clamp(xo, lo, hi, out=out)
+    assert_ocl_close(out, torch.clamp(x, lo, hi), exact=True)
+
+
+def test_clamp_min_max_out():
+    ((x, xo),) = ODD.make(torch.float32)
+    out = torch.empty_like(xo)
+    torch.clamp_min(xo, 0.5, out=out)
+    assert_ocl_close(out, torch.clamp_min(x, 0.5), exact=True)
+    torch.clamp_max(xo, 0.5, out=out)
+    assert_ocl_close(out, torch.clamp_max(x, 0.5), exact=True)
+
+
+def test_clamp_int_tensor_float_bounds():
+    """An integer tensor clamped with float bounds gives a float result (type promotion)."""
+    ((x, xo),) = ODD.make(torch.int64)
+    check_op(lambda t: torch.clamp(t, -1.5, 2.5), [x], [xo], exact=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_clamp_special_values(dtype):
+    skip_unsupported(dtype)
+    x, xo = ocl_pair(SPECIAL, dtype)
+    for lo, hi in ((-1.0, 1.0), (0.0, INF), (-INF, 0.25)):
+        check_op(lambda t, lo=lo, hi=hi: torch.clamp(t, lo, hi), [x], [xo], exact=True)
+    check_op(lambda t: torch.clamp(t, min=NAN), [x], [xo], exact=True)
+    check_op(lambda t: torch.clamp(t, max=NAN), [x], [xo], exact=True)
+
+
+BACKWARD = {
+    "threshold_backward": lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.5),
+    "sigmoid_backward": torch.ops.aten.sigmoid_backward,
+    "tanh_backward": torch.ops.aten.tanh_backward,
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [(n, torch.float32) for n in BACKWARD]
+    + [
+        ("threshold_backward", torch.float16),
+        ("sigmoid_backward", torch.float64),
+        ("tanh_backward", torch.bfloat16),
+    ],
+)
+def test_backward_helpers(name, dtype):
+    skip_unsupported(dtype)
+    (g, go), (x, xo) = ODD.make(dtype, n=2, low=-1, high=1)
+    check_op(BACKWARD[name], [g, x], [go, xo])
+    if dtype != torch.float32:
+        return
+    out = torch.empty(7, 13, dtype=dtype, device=DEVICE)
+    overload = getattr(torch.ops.aten, name).grad_input
+    if name == "threshold_backward":
+        overload(go, xo, 0.5, grad_input=out)
+    else:
+        overload(go, xo, grad_input=out)
+    assert_ocl_close(out, cpu_reference(BACKWARD[name], [g, x]))
+
+
+@pytest.mark.slow
+def test_large_chain():
+    """A chain of ops over 2**20 + 7 elements (bigger than one work-group grid row)."""
+    (x, xo), (y, yo) = next(s for s in shapes if s.id == "large").make(torch.float32, n=2)
+    fn = lambda a, b: torch.where(a > 0, torch.exp(-a.abs()) * b, torch.tanh(b) - a / 3)  # noqa: E731
+    check_op(fn, [x, y], [xo, yo])

@@ -1,0 +1,248 @@
+"""mm, addmm (and what is built on them: matmul of 2-D and folded 3-D operands, nn.Linear forward
+and backward) on the ocl device against a float64 CPU reference.
+
+Tolerance: each output element is a k-term dot product, so its error is bounded by about
+k * eps * (|A| @ |B|); the check uses a fraction of that bound plus one rounding of the result.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F  # noqa: N812
+from ocl_testing import DEVICE, dtype_id, make_cpu, skip_unsupported
+
+NAN = float("nan")
+EPS = {
+    torch.float64: 2.0**-53,
+    torch.float32: 2.0**-24,
+    torch.float16: 2.0**-11,
+    torch.bfloat16: 2.0**-8,
+}
+
+
+def assert_mm_close(actual, expected_dtype, ref64, bound64, k):
+    """actual (ocl) against a float64 reference; bound64 = |A| @ |B| (+ |beta*C|)."""
+    assert actual.device.type == "ocl"
+    assert actual.dtype == expected_dtype, (actual.dtype, expected_dtype)
+    assert actual.shape == ref64.shape, (actual.shape, ref64.shape)
+    got = actual.cpu().double()
+    # float32 accumulation for the half types (as on the CPU), plus the final rounding.
+    acc = (
+        EPS[torch.float32]
+        if expected_dtype in (torch.float16, torch.bfloat16)
+        else (EPS[expected_dtype])
+    )
+    tol = (2 * max(k, 1) ** 0.5 + 4) * acc * bound64 + EPS[expected_dtype] * ref64.abs()
+    nan_ref = torch.isnan(ref64)
+    assert torch.equal(torch.isnan(got), nan_ref), "NaNs differ"
+    diff = (got - ref64).abs()
+    bad = (diff > tol) & ~nan_ref
+    assert not bad.any(), (
+        f"{int(bad.sum())} elements over tolerance, worst {(diff - tol)[bad].max().item():.3g}"
+    )
+
+
+def check_mm(a, b, ao, bo):
+    out = torch.mm(ao, bo)
+    a64, b64 = a.double(), b.double()
+    assert_mm_close(out, torch.mm(a, b).dtype, a64 @ b64, a64.abs() @ b64.abs(), a.shape[1])
+    return out
+
+
+MM_SHAPES = [
+    (1, 1, 1),
+    (7, 13, 5),
+    (64, 64, 64),
+    (127, 65, 33),
+    (33, 1, 17),
+    (1, 300, 1),
+    (5, 0, 4),  # empty inner dimension: zeros
+    (0, 4, 3),
+    (3, 4, 0),
+    pytest.param((200, 190, 210), marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("mkn", MM_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_mm_shapes(mkn):
+    m, k, n = mkn
+    a = make_cpu((m, k), torch.float32, low=-1, high=1)
+    b = make_cpu((k, n), torch.float32, low=-1, high=1, seed=1)
+    check_mm(a, b, a.to(DEVICE), b.to(DEVICE))
+
+
+@pytest.mark.parametrize("layout", ["at_b", "a_bt", "at_bt", "sliced", "offset"])
+def test_mm_transposed_and_strided(layout):
+    m, k, n = 37, 29, 23
+    a = make_cpu((m, k), torch.float32, low=-1, high=1)
+    b = make_cpu((k, n), torch.float32, low=-1, high=1, seed=1)
+    at = a.t().contiguous()  # (k, m)
+    bt = b.t().contiguous()  # (n, k)
+    ao, bo, ato, bto = (t.to(DEVICE) for t in (a, b, at, bt))
+    if layout == "at_b":
+        check_mm(at.t(), b, ato.t(), bo)
+    elif layout == "a_bt":
+        check_mm(a, bt.t(), ao, bto.t())
+    elif layout == "at_bt":
+        check_mm(at.t(), bt.t(), ato.t(), bto.t())
+    elif layout == "sliced":
+        wide = make_cpu((m, 2 * k), torch.float32, low=-1, high=1, seed=2)
+        check_mm(wide[:, ::2], b, wide.to(DEVICE)[:, ::2], bo)
+    else:  # views with a storage offset
+        big = make_cpu((m + 3, k + 2), torch.float32, low=-1, high=1, seed=3)
+        check_mm(big[3:, 2:], b, big.to(DEVICE)[3:, 2:], bo)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=dtype_id)
+def test_mm_dtypes(dtype):
+    skip_unsupported(dtype)
+    a = make_cpu((31, 47), dtype, low=-1, high=1)
+    b = make_cpu((47, 19), dtype, low=-1, high=1, seed=1)
+    check_mm(a, b, a.to(DEVICE), b.to(DEVICE))
+    check_mm(a, b.t().contiguous().t(), a.to(DEVICE), b.t().contiguous().to(DEVICE).t())
+
+
+def test_mm_out_and_operator():
+    a = make_cpu((9, 8), torch.float32)
+    b = make_cpu((8, 7), torch.float32, seed=1)
+    ao, bo = a.to(DEVICE), b.to(DEVICE)
+    out = torch.empty(9, 7, device=DEVICE)
+    r = torch.mm(ao, bo, out=out)
+    assert r is out
+    a64, b64 = a.double(), b.double()
+    assert_mm_close(out, torch.float32, a64 @ b64, a64.abs() @ b64.abs(), 8)
+    assert_mm_close(ao @ bo, torch.float32, a64 @ b64, a64.abs() @ b64.abs(), 8)
+    assert_mm_close(torch.matmul(ao, bo), torch.float32, a64 @ b64, a64.abs() @ b64.abs(), 8)
+    # out= into a non-contiguous tensor.
+    out_t = torch.empty(7, 9, device=DEVICE).t()
+    torch.mm(ao, bo, out=out_t)
+    assert_mm_close(out_t, torch.float32, a64 @ b64, a64.abs() @ b64.abs(), 8)
+
+
+def test_mm_shape_mismatch_raises():
+    with pytest.raises(RuntimeError):
+        torch.mm(torch.ones(3, 4, device=DEVICE), torch.ones(5, 2, device=DEVICE))
+
+
+def test_matmul_folds_batch_into_mm():
+    x = make_cpu((4, 5, 6), torch.float32)
+    w = make_cpu((6, 3), torch.float32, seed=1)
+    got = torch.matmul(x.to(DEVICE), w.to(DEVICE))
+    x64, w64 = x.double(), w.double()
+    assert_mm_close(got, torch.float32, x64 @ w64, x64.abs() @ w64.abs(), 6)
+
+
+def _addmm_ref(c, a, b, beta, alpha):
+    a64, b64, c64 = a.double(), b.double(), c.double()
+    prod = a64 @ b64
+    ref = alpha * prod if beta == 0 else beta * c64 + alpha * prod
+    bound = abs(alpha) * (a64.abs() @ b64.abs()) + (0 if beta == 0 else abs(beta) * c64.abs())
+    return ref, bound
+
+
+@pytest.mark.parametrize(
+    ("beta", "alpha", "bias_shape"),
+    [
+        (1, 1, (9, 7)),
+        (1, 1, (7,)),
+        (0.5, 2.0, (9, 7)),
+        (1, 1, (1, 7)),
+        (0, 1, (9, 7)),
+        (1, -1.5, (9, 1)),
+        (2, 0, (9, 7)),
+    ],
+)
+def test_addmm(beta, alpha, bias_shape):
+    a = make_cpu((9, 11), torch.float32)
+    b = make_cpu((11, 7), torch.float32, seed=1)
+    c = make_cpu(bias_shape, torch.float32, seed=2)
+    got = torch.addmm(c.to(DEVICE), a.to(DEVICE), b.to(DEVICE), beta=beta, alpha=alpha)
+    ref, bound = _addmm_ref(c.expand(9, 7), a, b, beta, alpha)
+    assert_mm_close(got, torch.float32, ref, bound, 11)
+
+
+def test_addmm_beta_zero_ignores_nan_input():
+    a = make_cpu((4, 3), torch.float32)
+    b = make_cpu((3, 5), torch.float32, seed=1)
+    c = torch.full((4, 5), NAN)
+    got = torch.addmm(c.to(DEVICE), a.to(DEVICE), b.to(DEVICE), beta=0)
+    ref, bound = _addmm_ref(c, a, b, 0, 1)
+    assert_mm_close(got, torch.float32, ref, bound, 3)
+
+
+def test_addmm_inplace_out_and_transposed():
+    a = make_cpu((6, 10), torch.float32)
+    b = make_cpu((5, 10), torch.float32, seed=1)  # used as b.t()
+    c = make_cpu((6, 5), torch.float32, seed=2)
+    ao, bo, co = a.to(DEVICE), b.to(DEVICE), c.to(DEVICE)
+    ref, bound = _addmm_ref(c, a, b.t(), 1, 1)
+    out = torch.empty(6, 5, device=DEVICE)
+    torch.addmm(co, ao, bo.t(), out=out)
+    assert_mm_close(out, torch.float32, ref, bound, 10)
+    c2 = co.clone()
+    c2.addmm_(ao, bo.t())
+    assert_mm_close(c2, torch.float32, ref, bound, 10)
+    assert_mm_close(F.linear(ao, bo, co[0]), torch.float32, *_addmm_ref(c[0], a, b.t(), 1, 1), 10)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16], ids=dtype_id)
+def test_addmm_dtypes(dtype):
+    skip_unsupported(dtype)
+    a = make_cpu((12, 9), dtype, low=-1, high=1)
+    b = make_cpu((9, 8), dtype, low=-1, high=1, seed=1)
+    c = make_cpu((8,), dtype, low=-1, high=1, seed=2)
+    got = torch.addmm(c.to(DEVICE), a.to(DEVICE), b.to(DEVICE))
+    ref, bound = _addmm_ref(c.expand(12, 8), a, b, 1, 1)
+    assert_mm_close(got, dtype, ref, bound, 9)
+
+
+# ------------------------------------------------------------------------------------------
+# nn.Linear
+
+
+def _linear_pair(in_f, out_f, bias=True):
+    torch.manual_seed(0)
+    cpu = torch.nn.Linear(in_f, out_f, bias=bias).double()
+    dev = torch.nn.Linear(in_f, out_f, bias=bias)
+    with torch.no_grad():
+        dev.weight.copy_(cpu.weight.float())
+        if bias:
+            dev.bias.copy_(cpu.bias.float())
+    return cpu, dev.to(DEVICE)
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_linear_forward(bias):
+    cpu, dev = _linear_pair(20, 12, bias)
+    assert dev.weight.device.type == "ocl"
+    x = make_cpu((16, 20), torch.float32)
+    got = dev(x.to(DEVICE))
+    ref = cpu(x.double())
+    w = cpu.weight.detach()
+    bound = x.double().abs() @ w.abs().t() + (cpu.bias.detach().abs() if bias else 0)
+    assert_mm_close(got, torch.float32, ref.detach(), bound.detach(), 20)
+    # A batch of sequences (3-D input).
+    x3 = make_cpu((2, 5, 20), torch.float32, seed=4)
+    got3 = dev(x3.to(DEVICE))
+    ref3 = cpu(x3.double()).detach()
+    bound3 = x3.double().abs() @ w.abs().t() + (cpu.bias.detach().abs() if bias else 0)
+    assert_mm_close(got3, torch.float32, ref3, bound3, 20)
+
+
+def test_linear_backward():
+    cpu, dev = _linear_pair(20, 12)
+    x = make_cpu((16, 20), torch.float32)
+    g = make_cpu((16, 12), torch.float32, seed=5)
+    x_cpu = x.double().requires_grad_()
+    x_dev = x.to(DEVICE).requires_grad_()
+    cpu(x_cpu).backward(g.double())
+    dev(x_dev).backward(g.to(DEVICE))
+    w = cpu.weight.detach()
+    # grad_input = g @ W, grad_weight = g^T @ x, grad_bias = sum(g, 0)
+    assert_mm_close(x_dev.grad, torch.float32, x_cpu.grad, g.double().abs() @ w.abs(), 12)
+    assert_mm_close(
+        dev.weight.grad, torch.float32, cpu.weight.grad, g.double().abs().t() @ x.double().abs(), 16
+    )
+    assert_mm_close(dev.bias.grad, torch.float32, cpu.bias.grad, g.double().abs().sum(0), 16)
+    assert dev.weight.grad.device.type == "ocl"

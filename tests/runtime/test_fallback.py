@@ -1,0 +1,111 @@
+"""The CPU fallback for ops without a native kernel: modes, warnings, counts, results."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from ocl_testing import DEVICE, make_cpu
+
+# Ops that have no native ocl kernel (the test picks them because they are unlikely to get one
+# soon; if one does, pick another).
+CUMSUM = "aten::cumsum"
+SORT = "aten::sort"
+
+
+def _fallback_warnings(record, name):
+    return [w for w in record if f"'{name}" in str(w.message)]
+
+
+def _count(name):
+    """Fallbacks of an op, over all its overloads ('aten::cumsum', 'aten::cumsum.out', ...)."""
+    counts = torch.ocl.fallback_counts()
+    return sum(v for k, v in counts.items() if k == name or k.startswith(name + "."))
+
+
+def test_error_mode_raises_naming_the_op():
+    x = make_cpu((5, 4), torch.float32).to(DEVICE)
+    with torch.ocl.fallback_mode("error"):
+        assert torch.ocl.get_fallback_mode() == "error"
+        with pytest.raises(NotImplementedError, match="cumsum"):
+            torch.cumsum(x, 0)
+        with pytest.raises(NotImplementedError, match="sort"):
+            torch.sort(x)
+
+
+def test_warn_mode_warns_once_per_op_and_computes():
+    x_cpu = make_cpu((5, 4), torch.float32)
+    x = x_cpu.to(DEVICE)
+    torch.ocl.reset_fallback_counts()
+    with torch.ocl.fallback_mode("warn"), warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        r1 = torch.cumsum(x, 0)
+        r2 = torch.cumsum(x, 1)
+        values, indices = torch.sort(x, dim=1)
+        torch.sort(x, dim=0)
+    assert len(_fallback_warnings(record, CUMSUM)) == 1
+    assert len(_fallback_warnings(record, SORT)) == 1
+    msg = str(_fallback_warnings(record, CUMSUM)[0].message)
+    assert "CPU" in msg
+    # The results are right and live on the device.
+    assert r1.device.type == "ocl" and values.device.type == "ocl"
+    torch.testing.assert_close(r1.cpu(), torch.cumsum(x_cpu, 0))
+    torch.testing.assert_close(r2.cpu(), torch.cumsum(x_cpu, 1))
+    ref_values, ref_indices = torch.sort(x_cpu, dim=1)
+    torch.testing.assert_close(values.cpu(), ref_values)
+    torch.testing.assert_close(indices.cpu(), ref_indices)
+    assert _count(CUMSUM) == 2
+    assert _count(SORT) == 2
+
+
+def test_counts_and_reset():
+    x = torch.ones(6, device=DEVICE)
+    torch.ocl.reset_fallback_counts()
+    assert torch.ocl.fallback_counts() == {}
+    with torch.ocl.fallback_mode("silent"):
+        for _ in range(3):
+            torch.cumsum(x, 0)
+    counts = torch.ocl.fallback_counts()
+    assert _count(CUMSUM) == 3
+    assert all(k.startswith(CUMSUM) for k in counts), counts
+    assert all(isinstance(k, str) and isinstance(v, int) for k, v in counts.items())
+    torch.ocl.reset_fallback_counts()
+    assert _count(CUMSUM) == 0
+
+
+def test_silent_mode_does_not_warn():
+    x = make_cpu((7,), torch.float32).to(DEVICE)
+    torch.ocl.reset_fallback_counts()  # a first use would warn in "warn" mode
+    with torch.ocl.fallback_mode("silent"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = torch.cumsum(x, 0)
+    assert r.device.type == "ocl"
+    assert _count(CUMSUM) == 1
+
+
+def test_in_place_and_out_fallback_write_back():
+    x_cpu = make_cpu((4, 5), torch.float32)
+    x = x_cpu.to(DEVICE)
+    out = torch.empty(4, 5, device=DEVICE)
+    with torch.ocl.fallback_mode("silent"):
+        torch.cumsum(x, 1, out=out)
+        y = x.clone()
+        y.cumsum_(0)
+    torch.testing.assert_close(out.cpu(), torch.cumsum(x_cpu, 1))
+    torch.testing.assert_close(y.cpu(), torch.cumsum(x_cpu, 0))
+
+
+def test_mode_setting():
+    before = torch.ocl.get_fallback_mode()
+    try:
+        for mode in ("warn", "silent", "error"):
+            torch.ocl.set_fallback_mode(mode)
+            assert torch.ocl.get_fallback_mode() == mode
+        with pytest.raises(RuntimeError):
+            torch.ocl.set_fallback_mode("loud")
+    finally:
+        torch.ocl.set_fallback_mode(before)
+    with torch.ocl.fallback_mode("silent"):
+        pass
+    assert torch.ocl.get_fallback_mode() == before

@@ -1,0 +1,110 @@
+"""The caching allocator's statistics, empty_cache and out-of-memory behaviour."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from ocl_testing import DEVICE
+
+MIB = 1 << 20
+
+STAT_KEYS = [
+    "allocated_bytes.all.current",
+    "allocated_bytes.all.peak",
+    "allocated_bytes.all.allocated",
+    "allocated_bytes.all.freed",
+    "reserved_bytes.all.current",
+    "reserved_bytes.all.peak",
+    "active.all.current",
+    "segment.all.current",
+    "num_ooms",
+    "num_alloc_retries",
+]
+
+
+def test_memory_stats_keys_and_types():
+    stats = torch.ocl.memory_stats()
+    for key in STAT_KEYS:
+        assert key in stats, key
+    assert all(isinstance(v, int) for v in stats.values())
+    assert torch.ocl.memory_stats(0).keys() == torch.ocl.memory_stats("ocl:0").keys()
+    assert stats["allocated_bytes.all.current"] == torch.ocl.memory_allocated()
+    assert stats["reserved_bytes.all.current"] == torch.ocl.memory_reserved()
+
+
+def test_allocated_grows_and_shrinks():
+    torch.ocl.synchronize()
+    before = torch.ocl.memory_allocated()
+    x = torch.empty(4 * MIB, dtype=torch.uint8, device=DEVICE)
+    after = torch.ocl.memory_allocated()
+    assert after >= before + 4 * MIB
+    assert torch.ocl.memory_reserved() >= after
+    y = torch.empty(MIB, dtype=torch.uint8, device=DEVICE)
+    assert torch.ocl.memory_allocated() >= after + MIB
+    del x
+    assert torch.ocl.memory_allocated() < after
+    del y
+    assert torch.ocl.memory_allocated() == before
+    assert torch.ocl.memory_allocated(0) == torch.ocl.memory_allocated(torch.device("ocl", 0))
+
+
+def test_peak_and_reset():
+    torch.ocl.reset_peak_memory_stats()
+    base = torch.ocl.memory_allocated()
+    assert torch.ocl.max_memory_allocated() == base
+    x = torch.empty(8 * MIB, dtype=torch.uint8, device=DEVICE)
+    peak = torch.ocl.max_memory_allocated()
+    assert peak >= base + 8 * MIB
+    del x
+    assert torch.ocl.max_memory_allocated() == peak  # the peak stays
+    assert torch.ocl.max_memory_reserved() >= torch.ocl.memory_reserved()
+    torch.ocl.reset_peak_memory_stats()
+    assert torch.ocl.max_memory_allocated() == torch.ocl.memory_allocated()
+    torch.ocl.reset_accumulated_memory_stats()
+    assert torch.ocl.memory_stats()["allocated_bytes.all.allocated"] == 0
+
+
+def test_reserved_at_least_allocated_and_empty_cache():
+    xs = [torch.empty(MIB * (k + 1), dtype=torch.uint8, device=DEVICE) for k in range(4)]
+    assert torch.ocl.memory_reserved() >= torch.ocl.memory_allocated()
+    del xs
+    torch.ocl.synchronize()
+    reserved = torch.ocl.memory_reserved()
+    assert reserved >= torch.ocl.memory_allocated()
+    torch.ocl.empty_cache()
+    after = torch.ocl.memory_reserved()
+    assert after <= reserved
+    assert after >= torch.ocl.memory_allocated()
+    # Cached blocks are reused: allocating again does not need more than before.
+    x = torch.empty(MIB, dtype=torch.uint8, device=DEVICE)
+    assert torch.ocl.memory_reserved() >= torch.ocl.memory_allocated()
+    del x
+
+
+def test_freed_memory_is_reused():
+    x = torch.empty(2 * MIB, dtype=torch.uint8, device=DEVICE)
+    del x
+    reserved = torch.ocl.memory_reserved()
+    for _ in range(10):
+        y = torch.empty(2 * MIB, dtype=torch.uint8, device=DEVICE)
+        del y
+    assert torch.ocl.memory_reserved() == reserved
+
+
+def test_out_of_memory_raises_and_device_keeps_working():
+    total = torch.ocl.get_device_properties().total_memory
+    ooms = torch.ocl.memory_stats()["num_ooms"]
+    with pytest.raises(torch.OutOfMemoryError) as info:
+        torch.empty(total * 2, dtype=torch.uint8, device=DEVICE)
+    assert isinstance(info.value, RuntimeError)
+    assert "out of memory" in str(info.value).lower()
+    assert torch.ocl.memory_stats()["num_ooms"] > ooms
+    with pytest.raises(torch.OutOfMemoryError):
+        torch.empty(total // 2 + 1, 4, dtype=torch.float32, device=DEVICE)
+    # Afterwards allocation and computation work as before.
+    x = torch.arange(1000, dtype=torch.float32).to(DEVICE)
+    y = x * 2 + 1
+    assert torch.equal(y.cpu(), torch.arange(1000, dtype=torch.float32) * 2 + 1)
+    big = torch.empty(16 * MIB, dtype=torch.uint8, device=DEVICE).fill_(3)
+    assert big[-1].item() == 3
+    assert torch.ocl.memory_reserved() >= torch.ocl.memory_allocated()
