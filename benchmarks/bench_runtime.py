@@ -81,7 +81,50 @@ def bench_tiny_op(device: torch.device, iters: int, repeats: int) -> dict:
         return best_time(lambda: a + b, dev, iters, repeats) / iters * 1e6
 
     ocl, cpu = run(device), run(torch.device("cpu"))
-    return {"numel": 16, "iters": iters, "ocl_us": ocl, "cpu_us": cpu, "ratio": ocl / cpu}
+    return {
+        "numel": 16,
+        "iters": iters,
+        "ocl_us": ocl,
+        "cpu_us": cpu,
+        "ratio": ocl / cpu,
+        "driver_enqueue_us": driver_enqueue_us(iters, repeats),
+    }
+
+
+def driver_enqueue_us(iters: int, repeats: int) -> float | None:
+    """The OpenCL driver's own cost of enqueueing a 16-element kernel (through pyopencl, on the
+    same device, without torch): the floor under the per-op time above."""
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return None
+    props = torch.ocl.get_device_properties()
+    devices = [
+        d
+        for p in cl.get_platforms()
+        if p.name == props.platform
+        for d in p.get_devices()
+        if d.name == props.name
+    ]
+    if not devices:
+        return None
+    ctx = cl.Context(devices[:1])
+    queue = cl.CommandQueue(ctx)
+    src = "__kernel void k(__global float* o, __global const float* a, __global const float* b)"
+    src += " { size_t i = get_global_id(0); if (i < 16) o[i] = a[i] + b[i]; }"
+    kernel = cl.Program(ctx, src).build().k
+    bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64) for _ in range(3)]
+    kernel.set_args(*bufs)
+    best = float("inf")
+    for _ in range(repeats):
+        cl.enqueue_nd_range_kernel(queue, kernel, (64,), (64,))
+        queue.finish()
+        start = time.perf_counter()
+        for _ in range(iters):
+            cl.enqueue_nd_range_kernel(queue, kernel, (64,), (64,))
+        queue.finish()
+        best = min(best, time.perf_counter() - start)
+    return best / iters * 1e6
 
 
 def bench_train_step(device: torch.device, steps: int) -> dict:
@@ -174,6 +217,12 @@ def print_table(results: dict) -> None:
         text = [c if isinstance(c, str) else f"{c:.2f}" for c in cells]
         print(f"{name:<34} {text[0]:>10} {text[1]:>10} {text[2]:>10}")
     print()
+    if tiny.get("driver_enqueue_us") is not None:
+        print(
+            f"the OpenCL driver alone enqueues a 16-element kernel in "
+            f"{tiny['driver_enqueue_us']:.2f} us (pyopencl, same device): the floor under "
+            f"the ocl per-op time"
+        )
     print(
         f"host waits per training step: {train['host_waits_per_step']:.2f} "
         f"({train['host_waits']} in {train['steps']} steps; target 0)"

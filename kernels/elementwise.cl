@@ -14,7 +14,9 @@
 //   REG_TYPE(COMP_T) p0, REG_TYPE(COMP_T) p1,
 //   when NDIM > 0: long8 sizes (innermost first), long8 out strides, long8 strides of every
 //   input that is a buffer (in elements).
-// Launch: global = n rounded up to the local size, 1-D.
+//   -DCHUNK=<k>            contiguous case: elements per work-item (default 1)
+// Launch: 1-D, global = ceil(n / CHUNK) (CHUNK only when NDIM == 0) rounded up to the local
+// size.
 
 #define COMP REG_TYPE(COMP_T)
 
@@ -265,13 +267,59 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #define LOAD_IN0(off) CONVERT(COMP_T, LOAD(IN0_T, in0, off))
 #endif
 
+// Load, compute and store one element at offsets (o, o0, o1, o2) of out and the inputs.
+#if NIN > 0
+#ifdef IN0_SCALAR
+#define LOAD_A(o0) in0_val
+#else
+#define LOAD_A(o0) LOAD_IN0(in0_off + (o0))
+#endif
+#else
+#define LOAD_A(o0) 0
+#endif
+#if NIN > 1
+#ifdef IN1_SCALAR
+#define LOAD_B(o1) in1_val
+#else
+#define LOAD_B(o1) CONVERT(COMP_T, LOAD(IN1_T, in1, in1_off + (o1)))
+#endif
+#else
+#define LOAD_B(o1) 0
+#endif
+#if NIN > 2
+#ifdef IN2_SCALAR
+#define LOAD_C(o2) in2_val
+#else
+#define LOAD_C(o2) CONVERT(COMP_T, LOAD(IN2_T, in2, in2_off + (o2)))
+#endif
+#else
+#define LOAD_C(o2) 0
+#endif
+#define EW_AT(o, o0, o1, o2)                                       \
+  do {                                                             \
+    const COMP a = LOAD_A(o0), b = LOAD_B(o1), c = LOAD_C(o2);     \
+    STORE(OUT_T, out, out_off + (o), CONVERT(OUT_T, OP(a, b, c))); \
+  } while (0)
+
+// CHUNK (contiguous case only): consecutive elements per work-item. 1 suits GPUs (neighbouring
+// work-items touch neighbouring elements); CPU devices run a work-item's loop as vector code, so
+// the host passes a larger chunk there.
+#ifndef CHUNK
+#define CHUNK 1
+#endif
+
 __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_off P0 P1 P2, COMP p0,
                           COMP p1 STRIDE_PARAMS) {
+#if NDIM == 0
+  const idx_t base = (idx_t)get_global_id(0) * CHUNK;
+  if (base + CHUNK <= (idx_t)n) {
+    for (int j = 0; j < CHUNK; ++j) EW_AT(base + j, base + j, base + j, base + j);
+  } else {
+    for (idx_t i = base; i < (idx_t)n; ++i) EW_AT(i, i, i, i);
+  }
+#else
   const idx_t i = (idx_t)get_global_id(0);
   if (i >= (idx_t)n) return;
-#if NDIM == 0
-  const idx_t o = i, o0 = i, o1 = i, o2 = i;
-#else
   idx_t rem = i, o = 0, o0 = 0, o1 = 0, o2 = 0;
 #define STEP_IN(k, comp) o##k += c * (idx_t)st##k.comp;
 #if NIN > 0 && !defined(IN0_SCALAR)
@@ -309,33 +357,6 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
   DIM(5, s5);
   DIM(6, s6);
   DIM(7, s7);
+  EW_AT(o, o0, o1, o2);
 #endif
-#if NIN > 0
-#ifdef IN0_SCALAR
-  const COMP a = in0_val;
-#else
-  const COMP a = LOAD_IN0(in0_off + o0);
-#endif
-#else
-  const COMP a = 0;
-#endif
-#if NIN > 1
-#ifdef IN1_SCALAR
-  const COMP b = in1_val;
-#else
-  const COMP b = CONVERT(COMP_T, LOAD(IN1_T, in1, in1_off + o1));
-#endif
-#else
-  const COMP b = 0;
-#endif
-#if NIN > 2
-#ifdef IN2_SCALAR
-  const COMP c = in2_val;
-#else
-  const COMP c = CONVERT(COMP_T, LOAD(IN2_T, in2, in2_off + o2));
-#endif
-#else
-  const COMP c = 0;
-#endif
-  STORE(OUT_T, out, out_off + o, CONVERT(OUT_T, OP(a, b, c)));
 }
