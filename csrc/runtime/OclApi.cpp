@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <filesystem>
 #include <mutex>
 
@@ -15,6 +16,7 @@ std::string g_path;
 bool g_tried = false;
 ClApi g_api;
 bool g_loaded = false;
+std::atomic<const ClApi*> g_ready{nullptr};
 std::string g_error;
 
 }  // namespace
@@ -48,6 +50,7 @@ const ClApi* try_load_cl_api(std::string* error) {
 #undef TORCH_OCL_RESOLVE
       if (missing.empty()) {
         g_loaded = true;
+        g_ready.store(&g_api, std::memory_order_release);
       } else {
         g_error = "the OpenCL library '" +
                   (g_path.empty() ? std::string(default_opencl_library_name()) : g_path) +
@@ -62,6 +65,8 @@ const ClApi* try_load_cl_api(std::string* error) {
 }
 
 const ClApi& cl() {
+  // Fast path: once loaded, the table never changes.
+  if (const ClApi* api = g_ready.load(std::memory_order_acquire)) return *api;
   std::string error;
   const ClApi* api = try_load_cl_api(&error);
   TORCH_CHECK(api, "torch-ocl: ", error,
