@@ -83,6 +83,7 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     if (!e || !e->event) return;
     cl_command_queue q = queue_of(stream);
     OCL_CHECK(cl().clEnqueueBarrierWithWaitList(q, 1, &e->event, nullptr));
+    note_enqueued(q);
   }
 
   bool queryEvent(void* event) const override {

@@ -4,9 +4,7 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "runtime/Device.h"
@@ -18,12 +16,21 @@ namespace {
 
 constexpr int kMaxDevices = 64;
 
+// Per queue: how many commands were submitted (gen) and up to which count they are known to have
+// completed (done), so that query() on an idle or synchronized stream answers at once; and the
+// marker of the last query that found work pending.
+struct QueueState {
+  std::atomic<uint64_t> gen{0}, done{0};
+  cl_event marker = nullptr;
+  uint64_t marker_gen = 0;
+};
+
 struct DeviceQueues {
-  std::once_flag once;
   std::array<std::atomic<cl_command_queue>, kStreamPoolSize + 1> queues{};
-  std::array<std::atomic<int>, kStreamPoolSize + 1> pending{};
+  std::array<QueueState, kStreamPoolSize + 1> state{};
   std::atomic<unsigned> next{0};
   std::mutex create_mutex;
+  std::mutex query_mutex;
 };
 
 std::array<DeviceQueues, kMaxDevices> g_queues;
@@ -37,6 +44,22 @@ cl_command_queue create_queue(int device) {
   if (err != CL_SUCCESS) q = cl().clCreateCommandQueue(info.context, info.id, 0, &err);
   OCL_CHECK(err);
   return q;
+}
+
+QueueState* state_of(cl_command_queue q) {
+  const int cur = current_device();
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int d = pass == 0 ? cur : 0; d < (pass == 0 ? cur + 1 : kMaxDevices); ++d) {
+      DeviceQueues& dq = g_queues[d];
+      for (size_t i = 0; i < dq.queues.size(); ++i)
+        if (dq.queues[i].load(std::memory_order_relaxed) == q) return &dq.state[i];
+    }
+  }
+  return nullptr;
+}
+
+void mark_submitted(cl_command_queue q) {
+  if (QueueState* st = state_of(q)) st->gen.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -88,9 +111,13 @@ cl_command_queue current_queue(int device) {
   return queue_of(current_stream(device));
 }
 
-void flush(cl_command_queue q) { OCL_CHECK(cl().clFlush(q)); }
+void flush(cl_command_queue q) {
+  mark_submitted(q);
+  OCL_CHECK(cl().clFlush(q));
+}
 
 void note_enqueued(cl_command_queue q) {
+  mark_submitted(q);
   // A per-thread counter is enough: flushing is a hint for progress, not for correctness.
   thread_local unsigned count = 0;
   if (++count % 8 == 0) flush(q);
@@ -98,35 +125,55 @@ void note_enqueued(cl_command_queue q) {
 
 bool query_stream(c10::Stream s) {
   cl_command_queue q = queue_of(s);
-  cl_event marker = nullptr;
-  OCL_CHECK(cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker));
-  flush(q);
-  // A marker behind no work completes within microseconds, but not at once: poll it briefly
-  // (at most ~100 us, never a blocking wait) so that an idle stream reports true.
+  QueueState& st = g_queues[s.device_index()].state[s.id()];
+  const uint64_t gen = st.gen.load(std::memory_order_acquire);
+  if (st.done.load(std::memory_order_acquire) >= gen) return true;
+  std::lock_guard<std::mutex> lock(g_queues[s.device_index()].query_mutex);
+  if (!st.marker || st.marker_gen != gen) {
+    // A marker behind the work submitted so far; its completion means the stream is idle.
+    if (st.marker) cl().clReleaseEvent(st.marker);
+    st.marker = nullptr;
+    OCL_CHECK(cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &st.marker));
+    OCL_CHECK(cl().clFlush(q));
+    st.marker_gen = gen;
+  }
   cl_int status = CL_QUEUED;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
-  do {
-    OCL_CHECK(cl().clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-                                  &status, nullptr));
-    if (status == CL_COMPLETE || status < 0) break;
-    std::this_thread::yield();
-  } while (std::chrono::steady_clock::now() < deadline);
-  cl().clReleaseEvent(marker);
-  return status == CL_COMPLETE;
+  OCL_CHECK(cl().clGetEventInfo(st.marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+                                &status, nullptr));
+  TORCH_CHECK(status >= 0, "torch-ocl: a command on ", s, " failed (", cl_error_name(status), ")");
+  if (status != CL_COMPLETE) return false;
+  uint64_t done = st.done.load();
+  while (done < gen && !st.done.compare_exchange_weak(done, gen)) {
+  }
+  return true;
+}
+
+// After a finish, everything submitted before it is complete.
+void mark_finished(int device, size_t index, uint64_t gen) {
+  std::atomic<uint64_t>& done = g_queues[device].state[index].done;
+  uint64_t cur = done.load();
+  while (cur < gen && !done.compare_exchange_weak(cur, gen)) {
+  }
 }
 
 void synchronize_stream(c10::Stream s, const char* why) {
   cl_command_queue q = queue_of(s);
+  const uint64_t gen = g_queues[s.device_index()].state[s.id()].gen.load();
   host_wait(why);
   OCL_CHECK(cl().clFinish(q));
+  mark_finished(s.device_index(), static_cast<size_t>(s.id()), gen);
 }
 
 void synchronize_device(int device, const char* why) {
   device_info(device);
   host_wait(why);
-  for (auto& slot : g_queues[device].queues) {
-    cl_command_queue q = slot.load();
-    if (q) OCL_CHECK(cl().clFinish(q));
+  DeviceQueues& dq = g_queues[device];
+  for (size_t i = 0; i < dq.queues.size(); ++i) {
+    cl_command_queue q = dq.queues[i].load();
+    if (!q) continue;
+    const uint64_t gen = dq.state[i].gen.load();
+    OCL_CHECK(cl().clFinish(q));
+    mark_finished(device, i, gen);
   }
 }
 

@@ -97,10 +97,6 @@ def _register() -> None:
 _register()
 
 
-def _autoload() -> None:
-    """Entry point of the ``torch.backends`` group: importing the package did everything."""
-
-
 __all__ = [
     "DeviceProperties",
     "Event",
