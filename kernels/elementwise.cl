@@ -29,7 +29,9 @@ typedef int idx_t;
 #ifdef COMP_FLOAT
 #define ABS(x) fabs(x)
 #else
-#define ABS(x) ((x) < 0 ? (COMP)(-(x)) : (x))
+// The abs() builtin (unsigned result, cast back: the minimum wraps like torch). `x < 0 ? -x : x`
+// becomes LLVM's abs intrinsic, which Oclgrind cannot execute.
+#define ABS(x) ((COMP)abs(x))
 #endif
 
 // Integer division never traps: x/0 gives 0 and MIN/-1 wraps (torch raises for x/0 on the CPU;
