@@ -152,35 +152,19 @@ at::Tensor& clamp_max_out(const at::Tensor& a, const at::Scalar& hi, at::Tensor&
   return out;
 }
 
-// masked_fill_: self = mask ? value : self, through the `where` kernel (value as a scalar).
-at::Tensor& masked_fill_scalar(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+// masked_fill_: self = mask ? value : self, through the `where` kernel. `value` is a 0-dim tensor:
+// a CPU one (a Python number) becomes a kernel argument, a device one stays on the device.
+at::Tensor& masked_fill_impl(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
   TORCH_CHECK(mask.scalar_type() == at::kBool,
               "masked_fill_ only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
-  at::TensorBase out_base = self;
-  const at::Tensor fill = at::native::wrapped_scalar_tensor(value);
-  auto iter = at::TensorIteratorConfig()
-                  .check_all_same_dtype(false)
-                  .allow_cpu_scalars(true)
-                  .resize_outputs(false)
-                  .add_output(out_base)
-                  .add_const_input(mask)
-                  .add_const_input(fill)
-                  .add_const_input(self)
-                  .build();
-  EwParams p;
-  p.compute = self.scalar_type();
-  launch_elementwise(iter, "where", p);
-  return self;
-}
-at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0,
               "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  if (value.device().is_cpu()) return masked_fill_scalar(self, mask, value.item());
   at::TensorBase out_base = self;
   auto iter = at::TensorIteratorConfig()
                   .check_all_same_dtype(false)
+                  .allow_cpu_scalars(true)
                   .resize_outputs(false)
                   .add_output(out_base)
                   .add_const_input(mask)
@@ -191,6 +175,15 @@ at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const a
   p.compute = self.scalar_type();
   launch_elementwise(iter, "where", p);
   return self;
+}
+at::Tensor& masked_fill_scalar(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  return masked_fill_impl(self, mask, at::native::wrapped_scalar_tensor(value));
+}
+at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  if (value.device().is_cpu() && value.dim() == 0) {
+    return masked_fill_impl(self, mask, at::native::wrapped_scalar_tensor(value.item()));
+  }
+  return masked_fill_impl(self, mask, value);
 }
 
 }  // namespace

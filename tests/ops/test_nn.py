@@ -198,3 +198,18 @@ def test_optimizer_steps_match_cpu(opt):
             o.step()
     for p, q in zip(net.parameters(), netd.parameters(), strict=True):
         assert_ocl_close(q.detach(), p.detach(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16, torch.bool])
+def test_masked_fill(dtype):
+    x = make_cpu((6, 7), dtype, seed=22)
+    m = make_cpu((6, 7), torch.float32, seed=23) > 0
+    values = [1, torch.tensor(0), torch.tensor(1).to(DEVICE)]  # number, CPU and device 0-dim
+    for v in values:
+        expected = x.clone().masked_fill_(m, v.cpu() if isinstance(v, torch.Tensor) else v)
+        assert_ocl_close(x.to(DEVICE).masked_fill_(m.to(DEVICE), v), expected)
+    # non-contiguous self, broadcast mask, NaN as the value
+    if dtype.is_floating_point:
+        row = m[:1]
+        got = x.to(DEVICE).t().masked_fill_(row.to(DEVICE).t(), NAN)
+        assert_ocl_close(got, x.t().clone().masked_fill_(row.t(), NAN))
