@@ -40,6 +40,13 @@ void check_dtypes(const char* op, const at::TensorIteratorBase& iter) {
 // out == undefined: functional; out == a: in-place; else out=.
 at::Tensor run(at::Tensor out, const at::Tensor& a, const at::Tensor& b, Builder build,
                const char* op, const EwParams& params = {}) {
+  if (!out.defined() && (build == binary || a.is_floating_point()) && fast_path_ok({&a, &b})) {
+    if (a.scalar_type() == at::kBool || std::string_view(op).rfind("bitwise_", 0) == 0) {
+      // let the iterator path raise the CPU's dtype errors
+    } else {
+      return launch_same_shape(op, {&a, &b}, params);
+    }
+  }
   at::TensorBase out_base = out;
   auto iter = build(out_base, a, b);
   check_dtypes(op, iter);

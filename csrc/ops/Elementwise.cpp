@@ -1,6 +1,7 @@
 #include "ops/Elementwise.h"
 
 #include <ATen/native/TensorIterator.h>
+#include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
 #include <cstring>
@@ -122,34 +123,18 @@ void push_strides(KernelLaunch& launch, at::TensorIteratorBase& iter, int arg) {
   launch.arg(v);
 }
 
-}  // namespace
-
-void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwParams& params) {
-  TORCH_INTERNAL_ASSERT(iter.noutputs() == 1 && iter.ninputs() <= 3);
-  if (iter.numel() == 0) return;
-  const int device = iter.device(0).index();
-  TORCH_CHECK_NOT_IMPLEMENTED(iter.ndim() <= kMaxDims, "torch-ocl: elementwise '", op,
-                              "' over more than ", kMaxDims,
-                              " non-collapsible dimensions is not supported yet; call "
-                              ".contiguous() first");
-  const at::ScalarType comp =
-      params.compute != at::ScalarType::Undefined ? params.compute : iter.common_dtype();
-  const int nin = iter.ninputs();
-  const bool contiguous = iter.is_contiguous();
-  const int ndim = contiguous ? 0 : iter.ndim();
-  const bool idx64 = !iter.can_use_32bit_indexing();
-  bool scalar[3] = {false, false, false};
-  for (int k = 0; k < nin; ++k) scalar[k] = iter.is_cpu_scalar(1 + k);
-
-  // Kernel variants are looked up by a compact key; the options string is built only the first
-  // time a variant is seen on this thread.
+// The kernel for a variant. Kernel variants are looked up by a compact key; the options string
+// is built only the first time a variant is seen on this thread.
+cl_kernel variant_kernel(const char* op, int device, at::ScalarType out_type, at::ScalarType comp,
+                         int nin, const at::ScalarType* in_types, const bool* scalar, int ndim,
+                         bool idx64, const EwParams& params) {
   VariantKey key{};
   key.op = op;
   key.extra = params.extra ? std::hash<std::string_view>()(params.extra) : 0;
   key.device = static_cast<int8_t>(device);
-  key.types[0] = static_cast<int8_t>(iter.dtype(0));
+  key.types[0] = static_cast<int8_t>(out_type);
   key.types[1] = static_cast<int8_t>(comp);
-  for (int k = 0; k < nin; ++k) key.types[2 + k] = static_cast<int8_t>(iter.dtype(1 + k));
+  for (int k = 0; k < nin; ++k) key.types[2 + k] = static_cast<int8_t>(in_types[k]);
   key.shape = static_cast<uint8_t>(nin | (ndim << 2) | (idx64 << 6));
   key.scalars = static_cast<uint8_t>(scalar[0] | (scalar[1] << 1) | (scalar[2] << 2));
   thread_local std::unordered_map<VariantKey, cl_kernel, VariantKeyHash> variants;
@@ -163,7 +148,7 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
     opts += "-DOP_";
     opts += op;
     opts += " -DOUT_T=";
-    opts += type_tag(iter.dtype(0), device);
+    opts += type_tag(out_type, device);
     opts += " -DCOMP_T=";
     opts += type_tag(comp, device);
     if (is_floating_tag(comp)) opts += " -DCOMP_FLOAT";
@@ -173,7 +158,7 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
       opts += " -DIN";
       opts += static_cast<char>('0' + k);
       opts += "_T=";
-      opts += type_tag(iter.dtype(1 + k), device);
+      opts += type_tag(in_types[k], device);
       if (scalar[k]) {
         opts += " -DIN";
         opts += static_cast<char>('0' + k);
@@ -195,6 +180,42 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
     variants.emplace(key, kernel);
   }
 
+  return kernel;
+}
+
+// Global and local size: CHUNK elements per work-item when contiguous (see kernels/).
+void enqueue_elementwise(KernelLaunch& launch, int device, size_t numel, int ndim) {
+  if (ndim == 0) {
+    const size_t chunk = contiguous_chunk(device);
+    launch.enqueue1d(device, (numel + chunk - 1) / chunk, chunk > 1 ? kChunkLocalSize : kLocalSize);
+  } else {
+    launch.enqueue1d(device, numel, kLocalSize);
+  }
+}
+
+}  // namespace
+
+void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwParams& params) {
+  TORCH_INTERNAL_ASSERT(iter.noutputs() == 1 && iter.ninputs() <= 3);
+  if (iter.numel() == 0) return;
+  const int device = iter.device(0).index();
+  TORCH_CHECK_NOT_IMPLEMENTED(iter.ndim() <= kMaxDims, "torch-ocl: elementwise '", op,
+                              "' over more than ", kMaxDims,
+                              " non-collapsible dimensions is not supported yet; call "
+                              ".contiguous() first");
+  const at::ScalarType comp =
+      params.compute != at::ScalarType::Undefined ? params.compute : iter.common_dtype();
+  const int nin = iter.ninputs();
+  const int ndim = iter.is_contiguous() ? 0 : iter.ndim();
+  const bool idx64 = !iter.can_use_32bit_indexing();
+  bool scalar[3] = {false, false, false};
+  at::ScalarType in_types[3] = {};
+  for (int k = 0; k < nin; ++k) {
+    scalar[k] = iter.is_cpu_scalar(1 + k);
+    in_types[k] = iter.dtype(1 + k);
+  }
+  cl_kernel kernel =
+      variant_kernel(op, device, iter.dtype(0), comp, nin, in_types, scalar, ndim, idx64, params);
   KernelLaunch launch(kernel);
   launch.arg(static_cast<cl_ulong>(iter.numel()));
   launch.buffer(buffer_in(iter.tensor_base(0), iter.data_ptr(0)), iter.element_size(0));
@@ -218,13 +239,41 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
     for (int k = 0; k < nin; ++k)
       if (!scalar[k]) push_strides(launch, iter, 1 + k);
   }
-  if (ndim == 0) {
-    const size_t chunk = contiguous_chunk(device);
-    launch.enqueue1d(device, (static_cast<size_t>(iter.numel()) + chunk - 1) / chunk,
-                     chunk > 1 ? kChunkLocalSize : kLocalSize);
-  } else {
-    launch.enqueue1d(device, static_cast<size_t>(iter.numel()), kLocalSize);
+  enqueue_elementwise(launch, device, static_cast<size_t>(iter.numel()), ndim);
+}
+
+bool fast_path_ok(std::initializer_list<const at::Tensor*> inputs) {
+  const at::Tensor& first = **inputs.begin();
+  if (first.device().type() != c10::DeviceType::PrivateUse1) return false;
+  for (const at::Tensor* t : inputs) {
+    if (t->device() != first.device() || t->scalar_type() != first.scalar_type() ||
+        t->sizes() != first.sizes() || !t->is_contiguous() || t->is_neg() || t->is_conj())
+      return false;
   }
+  return first.numel() < (int64_t(1) << 31);
+}
+
+at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Tensor*> inputs,
+                             const EwParams& params) {
+  const at::Tensor& first = **inputs.begin();
+  at::Tensor out = at::empty(first.sizes(), first.options());
+  if (out.numel() == 0) return out;
+  const int device = first.device().index();
+  const at::ScalarType t = first.scalar_type();
+  const at::ScalarType comp = params.compute != at::ScalarType::Undefined ? params.compute : t;
+  const int nin = static_cast<int>(inputs.size());
+  const bool scalar[3] = {false, false, false};
+  const at::ScalarType in_types[3] = {t, t, t};
+  cl_kernel kernel =
+      variant_kernel(op, device, t, comp, nin, in_types, scalar, /*ndim=*/0, false, params);
+  KernelLaunch launch(kernel);
+  launch.arg(static_cast<cl_ulong>(out.numel()));
+  launch.buffer(buffer_of(out), out.itemsize());
+  for (const at::Tensor* in : inputs) launch.buffer(buffer_of(*in), in->itemsize());
+  push_compute_scalar(launch, params.p0, comp);
+  push_compute_scalar(launch, params.p1, comp);
+  enqueue_elementwise(launch, device, static_cast<size_t>(out.numel()), 0);
+  return out;
 }
 
 }  // namespace torch_ocl

@@ -5,6 +5,7 @@
 #include <ATen/TensorIterator.h>
 #include <c10/core/Scalar.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace torch_ocl {
@@ -17,6 +18,13 @@ struct EwParams {
 
 // Runs OP_<op> of kernels/elementwise.cl over `iter` (one output, up to three inputs).
 void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwParams& params = {});
+
+// Fast path without a TensorIterator for the commonest case: inputs on one ocl device with the
+// same dtype and shape, all contiguous; the result is a new contiguous tensor of that dtype.
+// fast_path_ok says whether it applies; launch_same_shape runs OP_<op> (up to three inputs).
+bool fast_path_ok(std::initializer_list<const at::Tensor*> inputs);
+at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Tensor*> inputs,
+                             const EwParams& params = {});
 
 // The kernels' type tag of a dtype ("float", "half", ...); raises for unsupported dtypes or
 // float64 on a device without fp64.

@@ -24,6 +24,10 @@ at::Tensor run(at::Tensor out, const at::Tensor& a, Builder build, const char* o
   TORCH_CHECK(std::string_view(op) != "neg" || a.scalar_type() != at::kBool,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  if (!out.defined() && (build == same || a.is_floating_point()) && a.scalar_type() != at::kBool &&
+      fast_path_ok({&a})) {
+    return launch_same_shape(op, {&a});
+  }
   at::TensorBase out_base = out;
   auto iter = build(out_base, a);
   launch_elementwise(iter, op);
