@@ -140,7 +140,7 @@ def test_rng_state_round_trip():
 
 def test_fork_rng_restores_device_state():
     torch.manual_seed(21)
-    with torch.random.fork_rng(device_type="ocl"):
+    with torch.random.fork_rng(devices=[torch.ocl.current_device()], device_type="ocl"):
         torch.randn(100, device=DEVICE)
     a = torch.randn(100, device=DEVICE).cpu()
     torch.manual_seed(21)

@@ -66,47 +66,25 @@ def assert_reduced_close(actual, x, fn, factor=64):
     )
 
 
-SUM_DTYPES = [
-    torch.float32,
-    torch.float64,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
-
-
+# Every reduction variant (dtypes, op) is a separate build of reduce.cl, seconds each on PoCL,
+# so the dtype lists below are a representative spread rather than every dtype for every op.
 @pytest.mark.parametrize(
     "dtype",
-    [
-        torch.float32,
-        torch.float64,
-        torch.float16,
-        torch.bfloat16,
-        torch.int32,
-        torch.int8,
-        torch.bool,
-    ],
+    [torch.float32, torch.float64, torch.bfloat16, torch.int8, torch.bool],
     ids=dtype_id,
 )
 def test_sum_all(dtype):
     skip_unsupported(dtype)
-    x = make_cpu((37, 29), dtype)
+    x = make_cpu((31, 29), dtype)
     xo = x.to(DEVICE)
     assert_reduced_close(torch.sum(xo), x, torch.sum)
     assert_reduced_close(xo.sum(), x, torch.sum)
 
 
-@pytest.mark.parametrize(
-    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=dtype_id
-)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=dtype_id)
 def test_mean_all(dtype):
     skip_unsupported(dtype)
-    x = make_cpu((37, 29), dtype)
+    x = make_cpu((31, 29), dtype)
     assert_reduced_close(x.to(DEVICE).mean(), x, torch.mean)
 
 
@@ -180,10 +158,6 @@ def test_sum_dtype_argument():
     h = make_cpu((9, 10), torch.float16)
     ho = h.to(DEVICE)
     assert_reduced_close(ho.sum(dtype=torch.float32), h, lambda t: t.sum(dtype=torch.float32))
-    f = make_cpu((9, 10), torch.float32)
-    assert_reduced_close(
-        f.to(DEVICE).sum(1, dtype=torch.float16), f, lambda t: t.sum(1, dtype=torch.float16)
-    )
 
 
 def test_mean_of_integers_raises_like_cpu():
@@ -230,7 +204,7 @@ def test_sum_integer_accumulates_in_int64():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32], ids=dtype_id)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int8], ids=dtype_id)
 def test_sum_mean_large(dtype):
     x = make_cpu((LARGE,), dtype)
     xo = x.to(DEVICE)
@@ -249,8 +223,14 @@ def test_sum_mean_large(dtype):
 
 # float32 runs every form; the other dtypes one of max/min each (every reduction kernel variant
 # takes seconds to compile).
-MINMAX_CASES = [(torch.float32, "both")] + [
-    (dtype, ("max", "min")[k % 2]) for k, dtype in enumerate(SUM_DTYPES[1:])
+MINMAX_CASES = [
+    (torch.float32, "both"),
+    (torch.float16, "min"),
+    (torch.bfloat16, "max"),
+    (torch.int64, "max"),
+    (torch.int32, "min"),
+    (torch.uint8, "min"),
+    (torch.bool, "max"),
 ]
 
 
@@ -259,7 +239,7 @@ MINMAX_CASES = [(torch.float32, "both")] + [
 )
 def test_max_min_all(dtype, which):
     skip_unsupported(dtype)
-    x = make_cpu((37, 29), dtype)
+    x = make_cpu((31, 29), dtype)
     xo = x.to(DEVICE)
     if which in ("max", "both"):
         assert_ocl_close(xo.max(), x.max(), exact=True)
@@ -268,7 +248,6 @@ def test_max_min_all(dtype, which):
         assert_ocl_close(xo.min(), x.min(), exact=True)
     if which == "both":
         assert_ocl_close(torch.min(xo.t()), torch.min(x.t()), exact=True)
-        assert_ocl_close(xo[:, ::3].max(), x[:, ::3].max(), exact=True)
 
 
 def test_max_min_extremes_and_single_element():
@@ -278,10 +257,12 @@ def test_max_min_extremes_and_single_element():
     one = torch.tensor([[-4.25]])
     assert_ocl_close(one.to(DEVICE).max(), one.max())
     z = torch.tensor(5)
-    assert_ocl_close(z.to(DEVICE).min(), z.min())
-    i = torch.tensor([torch.iinfo(torch.int64).min, 0, torch.iinfo(torch.int64).max])
+    assert_ocl_close(z.to(DEVICE).max(), z.max())
+    # Integer limits (max on int64, min on int32: the variants test_max_min_all builds).
+    i = torch.tensor([torch.iinfo(torch.int64).min, 0, torch.iinfo(torch.int64).min + 1])
     assert_ocl_close(i.to(DEVICE).max(), i.max())
-    assert_ocl_close(i.to(DEVICE).min(), i.min())
+    j = torch.tensor([torch.iinfo(torch.int32).max, 0, torch.iinfo(torch.int32).max - 1])
+    assert_ocl_close(j.to(DEVICE, torch.int32).min(), j.to(torch.int32).min())
     neg = torch.full((1000,), -3.0)  # all negative: the identity must not leak in as 0
     assert_ocl_close(neg.to(DEVICE).max(), neg.max())
     u = torch.full((1000,), 200, dtype=torch.uint8)
