@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from cl_tags import STORE as NP_DTYPE
 
 cl = pytest.importorskip("pyopencl")
 
@@ -10,19 +11,6 @@ MASK32 = np.uint64(0xFFFFFFFF)
 M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 W0, W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
 
-# Output tag -> numpy storage dtype (bfloat16 is stored as uint16 bits, bool as uint8).
-NP_DTYPE = {
-    "float": np.float32,
-    "double": np.float64,
-    "half": np.float16,
-    "bfloat16": np.uint16,
-    "long": np.int64,
-    "int": np.int32,
-    "short": np.int16,
-    "char": np.int8,
-    "uchar": np.uint8,
-    "bool": np.uint8,
-}
 SENTINEL = {
     "float": np.nan,
     "double": np.nan,

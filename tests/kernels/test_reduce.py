@@ -11,22 +11,10 @@ import pathlib
 
 import numpy as np
 import pytest
+from cl_tags import STORE
 
 cl = pytest.importorskip("pyopencl")
 
-# tag -> numpy storage dtype
-STORE = {
-    "float": np.float32,
-    "double": np.float64,
-    "half": np.float16,
-    "bfloat16": np.uint16,
-    "long": np.int64,
-    "int": np.int32,
-    "short": np.int16,
-    "char": np.int8,
-    "uchar": np.uint8,
-    "bool": np.uint8,
-}
 # tag -> numpy dtype of REG_TYPE(tag) (scalar kernel arguments)
 REG = dict(STORE, half=np.float32, bfloat16=np.float32)
 FLOAT_TAGS = ("float", "double", "half", "bfloat16")
