@@ -1,22 +1,38 @@
-// Strided elementwise kernel: out[i] = OP(in0[i], in1[i], in2[i], p0, p1) over an iteration
-// space of n elements, computed in REG_TYPE(COMP_T) and converted to the output's type.
+// Elementwise kernels, computed in REG_TYPE(COMP_T) and converted to the output's type:
+//   `elementwise`: out[i] = OP(in0[i], in1[i], in2[i]) (with p0, p1) over n elements, strided;
+//   `elementwise_batch`: a list of small contiguous ops run in order by one work-group (one launch
+//   for many tiny ops; see csrc/runtime/Batch.cpp).
+// Every op is a macro EWOP_<name>(a, b, c) below, shared by both kernels.
 //
-// Build options (set by csrc/ops/Elementwise.cpp):
-//   -DOP_<name>            the operation (see the list below)
+// Build options of `elementwise` (set by csrc/ops/Elementwise.cpp):
+//   -DEW_OP=EWOP_<name> -DOP_<name>  the operation (the full macro name: names like tanh
+//                          are macros themselves in some compilers' headers)
 //   -DOUT_T=<tag> -DCOMP_T=<tag> [-DCOMP_FLOAT when COMP_T is a floating type]
 //   -DNIN=<0..3> -DIN0_T=<tag> -DIN1_T=<tag> -DIN2_T=<tag>
 //   -DIN<k>_SCALAR         operand k is a kernel argument of type REG_TYPE(COMP_T), not a buffer
 //   -DNDIM=<0..8>          0: every operand is contiguous and shares the index; else the rank
 //   -DIDX64                64-bit index arithmetic (more than 2^31 elements or offsets)
+//   -DCHUNK=<k>            contiguous case: elements per work-item (default 1)
 // Arguments, in order:
 //   ulong n, out buffer, ulong out_off,
 //   for each input k: (buffer, ulong off) or (REG_TYPE(COMP_T) value) when IN<k>_SCALAR,
 //   REG_TYPE(COMP_T) p0, REG_TYPE(COMP_T) p1,
 //   when NDIM > 0: long8 sizes (innermost first), long8 out strides, long8 strides of every
 //   input that is a buffer (in elements).
-//   -DCHUNK=<k>            contiguous case: elements per work-item (default 1)
 // Launch: 1-D, global = ceil(n / CHUNK) (CHUNK only when NDIM == 0) rounded up to the local
 // size.
+//
+// Build options of `elementwise_batch` (set by csrc/runtime/Batch.cpp):
+//   -DBATCH_T=<tag>        the dtype of every operand (a floating tag; computed in float)
+//   -DBATCH_MAX=<k>        capacity of the op list
+//   -DBATCH_OPS=X(0,EWOP_add)X(1,EWOP_sub)...  op codes, as the host numbers them
+// Arguments: BATCH_SLOTS (8) buffers, then a batch_list by value (layout below).
+// Launch: one work-group (global == local).
+
+#ifdef BATCH_T
+#define COMP_T float
+#define COMP_FLOAT
+#endif
 
 #define COMP REG_TYPE(COMP_T)
 
@@ -60,73 +76,45 @@ inline COMP floor_divide(COMP a, COMP b) {
 #endif
 }
 
-#if defined(OP_add)
-#define OP(a, b, c) ((a) + p0 * (b))
-#elif defined(OP_sub)
-#define OP(a, b, c) ((a)-p0 * (b))
-#elif defined(OP_mul)
-#define OP(a, b, c) ((a) * (b))
-#elif defined(OP_div_true)
-#define OP(a, b, c) ((a) / (b))
-#elif defined(OP_div_trunc)
+#define EWOP_add(a, b, c) ((a) + p0 * (b))
+#define EWOP_sub(a, b, c) ((a)-p0 * (b))
+#define EWOP_mul(a, b, c) ((a) * (b))
+#define EWOP_div_true(a, b, c) ((a) / (b))
 #ifdef COMP_FLOAT
-#define OP(a, b, c) trunc((a) / (b))
+#define EWOP_div_trunc(a, b, c) trunc((a) / (b))
 #else
-#define OP(a, b, c) IDIV(a, b)
+#define EWOP_div_trunc(a, b, c) IDIV(a, b)
 #endif
-#elif defined(OP_div_floor)
-#define OP(a, b, c) floor_divide(a, b)
-#elif defined(OP_maximum)
+#define EWOP_div_floor(a, b, c) floor_divide(a, b)
 #ifdef COMP_FLOAT
-#define OP(a, b, c) (isnan(a) || isnan(b) ? (a) + (b) : fmax(a, b))
+#define EWOP_maximum(a, b, c) (isnan(a) || isnan(b) ? (a) + (b) : fmax(a, b))
 #else
-#define OP(a, b, c) ((a) > (b) ? (a) : (b))
+#define EWOP_maximum(a, b, c) ((a) > (b) ? (a) : (b))
 #endif
-#elif defined(OP_minimum)
 #ifdef COMP_FLOAT
-#define OP(a, b, c) (isnan(a) || isnan(b) ? (a) + (b) : fmin(a, b))
+#define EWOP_minimum(a, b, c) (isnan(a) || isnan(b) ? (a) + (b) : fmin(a, b))
 #else
-#define OP(a, b, c) ((a) < (b) ? (a) : (b))
+#define EWOP_minimum(a, b, c) ((a) < (b) ? (a) : (b))
 #endif
-#elif defined(OP_bitwise_and)
-#define OP(a, b, c) ((a) & (b))
-#elif defined(OP_bitwise_or)
-#define OP(a, b, c) ((a) | (b))
-#elif defined(OP_bitwise_xor)
-#define OP(a, b, c) ((a) ^ (b))
-#elif defined(OP_eq)
-#define OP(a, b, c) ((a) == (b))
-#elif defined(OP_ne)
-#define OP(a, b, c) ((a) != (b))
-#elif defined(OP_lt)
-#define OP(a, b, c) ((a) < (b))
-#elif defined(OP_le)
-#define OP(a, b, c) ((a) <= (b))
-#elif defined(OP_gt)
-#define OP(a, b, c) ((a) > (b))
-#elif defined(OP_ge)
-#define OP(a, b, c) ((a) >= (b))
-#elif defined(OP_logical_not)
-#define OP(a, b, c) ((a) == 0)
-#elif defined(OP_logical_and)
-#define OP(a, b, c) ((a) != 0 && (b) != 0)
-#elif defined(OP_logical_or)
-#define OP(a, b, c) ((a) != 0 || (b) != 0)
-#elif defined(OP_logical_xor)
-#define OP(a, b, c) (((a) != 0) != ((b) != 0))
-#elif defined(OP_copy)
-#define OP(a, b, c) (a)
-#elif defined(OP_fill)
-#define OP(a, b, c) p0
-#elif defined(OP_neg)
-#define OP(a, b, c) (-(a))
-#elif defined(OP_abs)
-#define OP(a, b, c) ABS(a)
-#elif defined(OP_sign)
-#define OP(a, b, c) (COMP)(((a) > 0) - ((a) < 0))
-#elif defined(OP_relu)
-#define OP(a, b, c) ((a) < 0 ? (COMP)0 : (a))
-#elif defined(OP_clamp)
+#define EWOP_bitwise_and(a, b, c) ((a) & (b))
+#define EWOP_bitwise_or(a, b, c) ((a) | (b))
+#define EWOP_bitwise_xor(a, b, c) ((a) ^ (b))
+#define EWOP_eq(a, b, c) ((a) == (b))
+#define EWOP_ne(a, b, c) ((a) != (b))
+#define EWOP_lt(a, b, c) ((a) < (b))
+#define EWOP_le(a, b, c) ((a) <= (b))
+#define EWOP_gt(a, b, c) ((a) > (b))
+#define EWOP_ge(a, b, c) ((a) >= (b))
+#define EWOP_logical_not(a, b, c) ((a) == 0)
+#define EWOP_logical_and(a, b, c) ((a) != 0 && (b) != 0)
+#define EWOP_logical_or(a, b, c) ((a) != 0 || (b) != 0)
+#define EWOP_logical_xor(a, b, c) (((a) != 0) != ((b) != 0))
+#define EWOP_copy(a, b, c) (a)
+#define EWOP_fill(a, b, c) p0
+#define EWOP_neg(a, b, c) (-(a))
+#define EWOP_abs(a, b, c) ABS(a)
+#define EWOP_sign(a, b, c) (COMP)(((a) > 0) - ((a) < 0))
+#define EWOP_relu(a, b, c) ((a) < 0 ? (COMP)0 : (a))
 inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #ifdef COMP_FLOAT
   if (isnan(a)) return a;
@@ -145,67 +133,47 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #endif
   return a;
 }
-#define OP(a, b, c) clamp_op(a, p0, p1)
-#elif defined(OP_where)
-#define OP(a, b, c) ((a) != 0 ? (b) : (c))
-#elif defined(OP_addcmul)
-#define OP(a, b, c) ((a) + p0 * (b) * (c))
-#elif defined(OP_addcdiv)
-#define OP(a, b, c) ((a) + p0 * ((b) / (c)))
-#elif defined(OP_lerp)
-#define OP(a, b, c) \
+#define EWOP_clamp(a, b, c) clamp_op(a, p0, p1)
+#define EWOP_where(a, b, c) ((a) != 0 ? (b) : (c))
+#define EWOP_addcmul(a, b, c) ((a) + p0 * (b) * (c))
+#define EWOP_addcdiv(a, b, c) ((a) + p0 * ((b) / (c)))
+#define EWOP_lerp(a, b, c) \
   (fabs(p0) < (COMP)0.5 ? (a) + p0 * ((b) - (a)) : (b) - ((b) - (a)) * ((COMP)1 - p0))
-#elif defined(OP_threshold_backward)
-#define OP(a, b, c) ((b) <= p0 ? (COMP)0 : (a))
-#elif defined(OP_sigmoid_backward)
-#define OP(a, b, c) ((a) * ((COMP)1 - (b)) * (b))
-#elif defined(OP_tanh_backward)
-#define OP(a, b, c) ((a) * ((COMP)1 - (b) * (b)))
-#elif defined(OP_ceil)
+#define EWOP_threshold_backward(a, b, c) ((b) <= p0 ? (COMP)0 : (a))
+#define EWOP_sigmoid_backward(a, b, c) ((a) * ((COMP)1 - (b)) * (b))
+#define EWOP_tanh_backward(a, b, c) ((a) * ((COMP)1 - (b) * (b)))
 #ifdef COMP_FLOAT
-#define OP(a, b, c) ceil(a)
+#define EWOP_ceil(a, b, c) ceil(a)
 #else
-#define OP(a, b, c) (a)
+#define EWOP_ceil(a, b, c) (a)
 #endif
-#elif defined(OP_floor)
 #ifdef COMP_FLOAT
-#define OP(a, b, c) floor(a)
+#define EWOP_floor(a, b, c) floor(a)
 #else
-#define OP(a, b, c) (a)
+#define EWOP_floor(a, b, c) (a)
 #endif
-#elif defined(OP_round)
 #ifdef COMP_FLOAT
-#define OP(a, b, c) rint(a)
+#define EWOP_round(a, b, c) rint(a)
 #else
-#define OP(a, b, c) (a)
+#define EWOP_round(a, b, c) (a)
 #endif
-#elif defined(OP_trunc)
 #ifdef COMP_FLOAT
-#define OP(a, b, c) trunc(a)
+#define EWOP_trunc(a, b, c) trunc(a)
 #else
-#define OP(a, b, c) (a)
+#define EWOP_trunc(a, b, c) (a)
 #endif
-#elif defined(OP_reciprocal)
-#define OP(a, b, c) ((COMP)1 / (a))
-#elif defined(OP_exp)
-#define OP(a, b, c) exp(a)
-#elif defined(OP_log)
-#define OP(a, b, c) log(a)
-#elif defined(OP_sqrt)
-#define OP(a, b, c) sqrt(a)
-#elif defined(OP_rsqrt)
-#define OP(a, b, c) rsqrt(a)
-#elif defined(OP_sin)
-#define OP(a, b, c) sin(a)
-#elif defined(OP_cos)
-#define OP(a, b, c) cos(a)
-#elif defined(OP_tanh)
-#define OP(a, b, c) tanh(a)
-#elif defined(OP_sigmoid)
-#define OP(a, b, c) ((COMP)1 / ((COMP)1 + exp(-(a))))
-#else
-#error "unknown elementwise OP"
-#endif
+#define EWOP_reciprocal(a, b, c) ((COMP)1 / (a))
+#define EWOP_exp(a, b, c) exp(a)
+#define EWOP_log(a, b, c) log(a)
+#define EWOP_sqrt(a, b, c) sqrt(a)
+#define EWOP_rsqrt(a, b, c) rsqrt(a)
+#define EWOP_sin(a, b, c) sin(a)
+#define EWOP_cos(a, b, c) cos(a)
+#define EWOP_tanh(a, b, c) tanh(a)
+#define EWOP_sigmoid(a, b, c) ((COMP)1 / ((COMP)1 + exp(-(a))))
+
+#ifdef EW_OP
+#define OP(a, b, c) EW_OP(a, b, c)
 
 // Operand k's kernel parameters and how to read element `off` of it.
 #define BUF_PARAM(k, T) , __global const STORE_TYPE(T)*in##k, ulong in##k##_off
@@ -362,3 +330,57 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
   EW_AT(o, o0, o1, o2);
 #endif
 }
+#endif  // EW_OP
+
+#ifdef BATCH_T
+#define BATCH_SLOTS 8
+
+// One op of a batch: out = EWOP(a, b) over n contiguous elements; operands are (slot, offset in
+// elements) pairs; b_slot >= BATCH_SLOTS for unary ops. Only 32-bit fields, so the host's struct
+// has the same layout.
+typedef struct {
+  uint op, n, out_slot, a_slot, b_slot, out_off, a_off, b_off;
+  float p0, p1;
+} batch_op;
+
+typedef struct {
+  batch_op ops[BATCH_MAX];
+  uint count;
+} batch_list;
+
+inline float batch_apply(uint op, float a, float b, float p0, float p1) {
+  const float c = 0;
+  switch (op) {
+#define X(code, op) \
+  case code:        \
+    return op(a, b, c);
+    BATCH_OPS
+#undef X
+  }
+  return a;
+}
+
+#define BATCH_PTR __global STORE_TYPE(BATCH_T)*
+
+__kernel void elementwise_batch(BATCH_PTR m0, BATCH_PTR m1, BATCH_PTR m2, BATCH_PTR m3,
+                                BATCH_PTR m4, BATCH_PTR m5, BATCH_PTR m6, BATCH_PTR m7,
+                                batch_list list) {
+  BATCH_PTR m[BATCH_SLOTS] = {m0, m1, m2, m3, m4, m5, m6, m7};
+  const uint lid = (uint)get_local_id(0), lsize = (uint)get_local_size(0);
+  for (uint k = 0; k < list.count; ++k) {
+    const batch_op o = list.ops[k];
+    BATCH_PTR out = m[o.out_slot];
+    BATCH_PTR a = m[o.a_slot];
+    BATCH_PTR b = m[o.b_slot < BATCH_SLOTS ? o.b_slot : o.a_slot];
+    const bool binary = o.b_slot < BATCH_SLOTS;
+    for (uint i = lid; i < o.n; i += lsize) {
+      const float x = LOAD(BATCH_T, a, o.a_off + i);
+      const float y = binary ? LOAD(BATCH_T, b, o.b_off + i) : 0.0f;
+      STORE(BATCH_T, out, o.out_off + i, CONVERT(BATCH_T, batch_apply(o.op, x, y, o.p0, o.p1)));
+    }
+    // The next op may read what this one wrote (work-items of one group share global memory
+    // after a barrier).
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}
+#endif  // BATCH_T

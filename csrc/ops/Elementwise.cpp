@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -108,6 +109,8 @@ struct VariantKeyHash {
 constexpr int kMaxDims = 8;
 constexpr size_t kLocalSize = 256;
 constexpr size_t kChunkLocalSize = 64;
+// Above this the batch never takes an op (Batch.cpp has the per-device limit); skips its lock.
+constexpr int64_t kBatchNumelLimit = 8192;
 
 // Elements per work-item in the contiguous case: CPU devices (PoCL) vectorise a work-item's loop
 // and reach about twice the bandwidth with 64; GPUs want one element per work-item.
@@ -145,7 +148,9 @@ cl_kernel variant_kernel(const char* op, int device, at::ScalarType out_type, at
   } else {
     std::string opts;
     opts.reserve(160);
-    opts += "-DOP_";
+    opts += "-DEW_OP=EWOP_";
+    opts += op;
+    opts += " -DOP_";
     opts += op;
     opts += " -DOUT_T=";
     opts += type_tag(out_type, device);
@@ -262,6 +267,16 @@ at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Ten
   const at::ScalarType t = first.scalar_type();
   const at::ScalarType comp = params.compute != at::ScalarType::Undefined ? params.compute : t;
   const int nin = static_cast<int>(inputs.size());
+  // Tiny ops go into the stream's pending batch (runtime/Batch.h) when the batch kernel takes
+  // them: contiguous, one floating dtype computed in float.
+  if (nin <= 2 && comp == t && !params.extra && out.numel() <= kBatchNumelLimit &&
+      (t == at::kFloat || t == at::kHalf || t == at::kBFloat16)) {
+    const BufferRef a = buffer_of(first);
+    const BufferRef b = nin == 2 ? buffer_of(**(inputs.begin() + 1)) : BufferRef{};
+    if (batch_record(device, op, t, out.numel(), buffer_of(out), a, nin == 2 ? &b : nullptr,
+                     params.p0.to<float>(), params.p1.to<float>()))
+      return out;
+  }
   const bool scalar[3] = {false, false, false};
   const at::ScalarType in_types[3] = {t, t, t};
   cl_kernel kernel =

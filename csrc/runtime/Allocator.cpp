@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/OclApi.h"
 #include "runtime/Stream.h"
@@ -83,6 +84,7 @@ std::array<DeviceState, kMaxDevices> g_state;
 size_t round_size(size_t n) { return n < kRound ? kRound : (n + kRound - 1) / kRound * kRound; }
 
 void release_segment(DeviceState& st, Segment* seg) {
+  batch_flush_all();  // a pending batch may name this buffer
   st.segments.erase(seg->base);
   st.reserved_bytes.sub(seg->size);
   st.segments_count.sub(1);

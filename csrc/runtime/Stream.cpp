@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/OclApi.h"
 #include "runtime/Sync.h"
@@ -14,7 +15,6 @@
 namespace torch_ocl {
 namespace {
 
-constexpr int kMaxDevices = 64;
 
 // Per queue: how many commands were submitted (gen) and up to which count they are known to have
 // completed (done), so that query() on an idle or synchronized stream answers at once; and the
@@ -65,6 +65,12 @@ void mark_submitted(cl_command_queue q) {
 }  // namespace
 
 cl_command_queue queue_of(c10::Stream s) {
+  cl_command_queue q = raw_queue_of(s);
+  batch_flush(s.device_index(), s.id());
+  return q;
+}
+
+cl_command_queue raw_queue_of(c10::Stream s) {
   const int device = s.device_index();
   const auto id = s.id();
   TORCH_CHECK(device >= 0 && device < kMaxDevices && id >= 0 && id <= kStreamPoolSize,
@@ -171,6 +177,7 @@ void synchronize_device(int device, const char* why) {
   for (size_t i = 0; i < dq.queues.size(); ++i) {
     cl_command_queue q = dq.queues[i].load();
     if (!q) continue;
+    batch_flush(device, static_cast<int64_t>(i));
     const uint64_t gen = dq.state[i].gen.load();
     OCL_CHECK(cl().clFinish(q));
     mark_finished(device, i, gen);

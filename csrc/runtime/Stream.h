@@ -7,13 +7,18 @@
 
 namespace torch_ocl {
 
+constexpr int kMaxDevices = 64;
 constexpr int kStreamPoolSize = 16;
 
 c10::Stream default_stream(int device);
 c10::Stream current_stream(int device);         // this thread's current stream on `device`
 c10::Stream set_current_stream(c10::Stream s);  // returns the previous one for its device
 c10::Stream stream_from_pool(int device);
+// The stream's queue, with the stream's pending batch of tiny ops (runtime/Batch.h) enqueued
+// first: call it to enqueue on, query or wait for the stream.
 cl_command_queue queue_of(c10::Stream s);
+// The queue without enqueueing the pending batch (for runtime/Batch.cpp).
+cl_command_queue raw_queue_of(c10::Stream s);
 // The current stream's queue of `device` (the current device if -1).
 cl_command_queue current_queue(int device = -1);
 

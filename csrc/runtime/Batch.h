@@ -1,0 +1,33 @@
+// Batching of tiny elementwise ops: instead of one kernel launch each, small contiguous ops on a
+// stream are recorded into that stream's pending batch and run by one launch of
+// kernels/elementwise.cl's `elementwise_batch` (one work-group, the ops in order with a barrier
+// between them). An OpenCL driver's per-launch cost (several microseconds on PoCL and on GPUs)
+// is then paid once per batch instead of once per op.
+//
+// A pending batch is enqueued before anything else is enqueued on its stream (queue_of flushes
+// it), when it is full, and before device memory is released; so stream order, events, queries
+// and host reads see the ops exactly as if they had been launched one by one. Recording never
+// waits. TORCH_OCL_BATCH=0 turns batching off.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+
+#include "runtime/Allocator.h"
+
+namespace torch_ocl {
+
+// Records out = EWOP_<op>(a[, b]) over n contiguous elements of dtype t on the current stream of
+// `device`. Returns false (nothing recorded) when the op cannot be batched: an op, dtype or size
+// the batch kernel does not take, batching disabled, or the batch kernel unavailable; the
+// caller then launches the op's own kernel.
+bool batch_record(int device, const char* op, at::ScalarType t, int64_t n, const BufferRef& out,
+                  const BufferRef& a, const BufferRef* b, float p0, float p1);
+
+// Enqueues the pending batch of stream `stream_id` of `device`, if there is one.
+void batch_flush(int device, int64_t stream_id);
+// Enqueues every pending batch (before device memory is released).
+void batch_flush_all();
+
+}  // namespace torch_ocl
