@@ -4,6 +4,7 @@
 
 #include "ops/Fallback.h"
 #include "runtime/Allocator.h"
+#include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
 #include "runtime/OclApi.h"
@@ -83,6 +84,10 @@ TORCH_LIBRARY(ocl, m) {
   m.def("get_sync_debug_mode() -> int",
         []() -> int64_t { return static_cast<int64_t>(sync_debug_mode()); });
   m.def("host_wait_count() -> int", [] { return host_wait_count(); });
+  m.def("batch_counts() -> int[]", [] {
+    const BatchCounts c = batch_counts();
+    return std::vector<int64_t>{c.ops, c.launches};
+  });
   m.def("set_fallback_mode(str mode) -> ()",
         [](const std::string& mode) { set_fallback_mode(mode); });
   m.def("fallback_mode() -> str", [] { return fallback_mode(); });

@@ -47,7 +47,9 @@ def supports_dtype(dtype: torch.dtype) -> bool:
 
 
 def on_simulator() -> bool:
-    """True on Oclgrind, where every kernel runs in an interpreter."""
+    """True on Oclgrind, where every kernel runs in an interpreter (False without a device)."""
+    if not ocl_available():
+        return False
     props = device_properties()
     return "oclgrind" in (props.platform + " " + props.name).lower()
 

@@ -80,6 +80,7 @@ std::mutex g_mutex;  // everything below; taken after the launch and allocator m
 std::array<DeviceBatches, kMaxDevices> g_devices;
 // Per stream: whether a batch is pending, read without the mutex by batch_flush.
 std::array<std::array<std::atomic<bool>, kNumStreams>, kMaxDevices> g_nonempty{};
+int64_t g_ops = 0, g_launches = 0;  // batch_counts()
 
 bool enabled() {
   static const bool on = [] {
@@ -168,6 +169,7 @@ void flush_locked(int device, int64_t stream_id, Pending& p) {
   const size_t size = db.local_size;
   OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k, 1, nullptr, &size, &size, 0, nullptr, nullptr));
   note_enqueued(q);
+  ++g_launches;
 }
 
 // The slot of `mem` in the batch, adding it if there is room; -1 if the batch is full.
@@ -222,6 +224,7 @@ bool batch_record(int device, const char* op, at::ScalarType t, int64_t n, const
   o.b_off = static_cast<cl_uint>(offs[2]);
   o.p0 = p0;
   o.p1 = p1;
+  ++g_ops;
   if (p.list.count == kBatchMax) {
     flush_locked(device, stream_id, p);
   } else {
@@ -235,6 +238,11 @@ void batch_flush(int device, int64_t stream_id) {
   if (!g_nonempty[device][stream_id].load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (const auto& p = g_devices[device].pending[stream_id]) flush_locked(device, stream_id, *p);
+}
+
+BatchCounts batch_counts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return {g_ops, g_launches};
 }
 
 void batch_flush_all() {

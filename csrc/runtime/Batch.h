@@ -30,4 +30,9 @@ void batch_flush(int device, int64_t stream_id);
 // Enqueues every pending batch (before device memory is released).
 void batch_flush_all();
 
+struct BatchCounts {
+  int64_t ops = 0, launches = 0;  // ops recorded into batches; batch kernels enqueued
+};
+BatchCounts batch_counts();
+
 }  // namespace torch_ocl

@@ -175,9 +175,9 @@ void synchronize_device(int device, const char* why) {
   host_wait(why);
   DeviceQueues& dq = g_queues[device];
   for (size_t i = 0; i < dq.queues.size(); ++i) {
+    batch_flush(device, static_cast<int64_t>(i));  // creates the queue if only a batch used it
     cl_command_queue q = dq.queues[i].load();
     if (!q) continue;
-    batch_flush(device, static_cast<int64_t>(i));
     const uint64_t gen = dq.state[i].gen.load();
     OCL_CHECK(cl().clFinish(q));
     mark_finished(device, i, gen);

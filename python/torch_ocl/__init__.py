@@ -20,6 +20,7 @@ _native.load()
 from . import memory, random, streams  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
+    batch_stats,
     current_device,
     device,
     device_count,
@@ -103,6 +104,7 @@ __all__ = [
     "Stream",
     "StreamContext",
     "__version__",
+    "batch_stats",
     "current_device",
     "current_stream",
     "default_stream",

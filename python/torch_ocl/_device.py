@@ -150,6 +150,14 @@ def host_wait_count() -> int:
     return torch.ops.ocl.host_wait_count()
 
 
+def batch_stats() -> dict[str, int]:
+    """Tiny-op batching so far: {"ops": ops recorded into batches, "launches": batch kernels
+    enqueued}. Small contiguous elementwise ops run many to a launch; TORCH_OCL_BATCH=0 turns
+    batching off."""
+    ops, launches = torch.ops.ocl.batch_counts()
+    return {"ops": ops, "launches": launches}
+
+
 @contextlib.contextmanager
 def sync_debug_mode(mode):
     old = get_sync_debug_mode()
