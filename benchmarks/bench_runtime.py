@@ -11,7 +11,9 @@
     the target is 0, since every kernel is enqueued asynchronously; plus the ops of that step that
     ran on the CPU (torch.ocl.fallback_counts()).
 
-Times are the best of several repeats; the device is synchronised before and after each timed loop.
+Times are the best of several repeats, ocl and CPU taking turns within each repeat; the device is
+synchronised before and after each timed loop. Small elementwise ops are batched several to a
+kernel launch (csrc/runtime/Batch.cpp); run with TORCH_OCL_BATCH=0 to time one launch per op.
 --device cpu runs everything on the CPU on both sides (a check of the script itself).
 """
 
@@ -35,60 +37,79 @@ def synchronize(device: torch.device) -> None:
         torch.ocl.synchronize()
 
 
-def best_time(fn: Callable[[], None], device: torch.device, iters: int, repeats: int) -> float:
-    """Best wall time in seconds of `iters` calls of fn, over `repeats` repeats, after a warm-up."""
-    for _ in range(max(2, iters // 10)):
-        fn()
-    synchronize(device)
-    best = float("inf")
-    for _ in range(repeats):
-        synchronize(device)
-        start = time.perf_counter()
-        for _ in range(iters):
+def best_times(
+    fns: list[tuple[Callable[[], None], torch.device]], iters: int, repeats: int
+) -> list[float]:
+    """Best wall time in seconds of `iters` calls of each fn over `repeats` repeats, after a
+    warm-up. The fns take turns within each repeat, so that both sides of a ratio see the same
+    state of a noisy machine."""
+    for fn, device in fns:
+        for _ in range(max(2, iters // 10)):
             fn()
         synchronize(device)
-        best = min(best, time.perf_counter() - start)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for k, (fn, device) in enumerate(fns):
+            synchronize(device)
+            start = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            synchronize(device)
+            best[k] = min(best[k], time.perf_counter() - start)
     return best
 
 
 def bench_bandwidth(device: torch.device, numel: int, iters: int, repeats: int) -> dict:
     """`a + b` (a new output each time) and `torch.add(a, b, out=c)` (kernel alone)."""
-
-    def run(dev: torch.device) -> tuple[float, float]:
-        a = torch.rand(numel).to(dev)
-        b = torch.rand(numel).to(dev)
-        c = torch.empty_like(a)
-        scale = 3 * 4 * numel * iters / 1e9
-        new = scale / best_time(lambda: a + b, dev, iters, repeats)
-        out = scale / best_time(lambda: torch.add(a, b, out=c), dev, iters, repeats)
-        return new, out
-
-    (ocl, ocl_out), (cpu, cpu_out) = run(device), run(torch.device("cpu"))
+    cpu = torch.device("cpu")
+    a_cpu, b_cpu = torch.rand(numel), torch.rand(numel)
+    c_cpu = torch.empty_like(a_cpu)
+    a, b = a_cpu.to(device), b_cpu.to(device)
+    c = torch.empty_like(a)
+    t = best_times(
+        [
+            (lambda: a + b, device),
+            (lambda: a_cpu + b_cpu, cpu),
+            (lambda: torch.add(a, b, out=c), device),
+            (lambda: torch.add(a_cpu, b_cpu, out=c_cpu), cpu),
+        ],
+        iters,
+        repeats,
+    )
+    ocl, cpu_new, ocl_out, cpu_out = (3 * 4 * numel * iters / 1e9 / x for x in t)
     return {
         "numel": numel,
         "iters": iters,
         "ocl_gbps": ocl,
-        "cpu_gbps": cpu,
-        "ratio": ocl / cpu,
+        "cpu_gbps": cpu_new,
+        "ratio": ocl / cpu_new,
         "out": {"ocl_gbps": ocl_out, "cpu_gbps": cpu_out, "ratio": ocl_out / cpu_out},
     }
 
 
 def bench_tiny_op(device: torch.device, iters: int, repeats: int) -> dict:
-    def run(dev: torch.device) -> float:
-        a = torch.rand(16).to(dev)
-        b = torch.rand(16).to(dev)
-        return best_time(lambda: a + b, dev, iters, repeats) / iters * 1e6
-
-    ocl, cpu = run(device), run(torch.device("cpu"))
-    return {
+    a_cpu, b_cpu = torch.rand(16), torch.rand(16)
+    a, b = a_cpu.to(device), b_cpu.to(device)
+    batch_before = torch.ocl.batch_stats() if device.type == "ocl" else None
+    t = best_times(
+        [(lambda: a + b, device), (lambda: a_cpu + b_cpu, torch.device("cpu"))], iters, repeats
+    )
+    ocl, cpu = (x / iters * 1e6 for x in t)
+    result = {
         "numel": 16,
         "iters": iters,
         "ocl_us": ocl,
         "cpu_us": cpu,
         "ratio": ocl / cpu,
-        "driver_enqueue_us": driver_enqueue_us(iters, repeats),
+        "driver_enqueue_us": driver_enqueue_us(iters, repeats) if device.type == "ocl" else None,
     }
+    if batch_before is not None:
+        after = torch.ocl.batch_stats()
+        launches = after["launches"] - batch_before["launches"]
+        ops = after["ops"] - batch_before["ops"]
+        result["batched_ops"] = ops
+        result["ops_per_launch"] = ops / launches if launches else None
+    return result
 
 
 def driver_enqueue_us(iters: int, repeats: int) -> float | None:
@@ -165,8 +186,8 @@ def bench_train_step(device: torch.device, steps: int) -> dict:
         if n != fallbacks_before.get(op, 0)
     }
 
-    ocl_ms = best_time(ocl_step, device, steps, 3) / steps * 1e3
-    cpu_ms = best_time(cpu_step, torch.device("cpu"), steps, 3) / steps * 1e3
+    ocl_s, cpu_s = best_times([(ocl_step, device), (cpu_step, torch.device("cpu"))], steps, 3)
+    ocl_ms, cpu_ms = ocl_s / steps * 1e3, cpu_s / steps * 1e3
     return {
         "steps": steps,
         "host_waits": waits,
@@ -223,6 +244,11 @@ def print_table(results: dict) -> None:
             f"{tiny['driver_enqueue_us']:.2f} us (pyopencl, same device): the floor under "
             f"the ocl per-op time"
         )
+    if tiny.get("ops_per_launch"):
+        print(
+            f"tiny ops batched: {tiny['ops_per_launch']:.1f} per kernel launch "
+            f"(TORCH_OCL_BATCH=0 launches each op on its own)"
+        )
     print(
         f"host waits per training step: {train['host_waits_per_step']:.2f} "
         f"({train['host_waits']} in {train['steps']} steps; target 0)"
@@ -256,7 +282,7 @@ def main() -> int:
     print(f"torch {torch.__version__}, device {device}" + (f": {name}" if name else ""))
     print(f"{torch.get_num_threads()} CPU threads for torch, {os.cpu_count()} cores\n")
     results["bandwidth"] = bench_bandwidth(device, args.numel, iters=10, repeats=5)
-    results["tiny_op"] = bench_tiny_op(device, iters=2000, repeats=5)
+    results["tiny_op"] = bench_tiny_op(device, iters=2000, repeats=9)
     results["train_step"] = bench_train_step(device, args.steps)
     if device.type == "ocl":
         results["fallback_counts_total"] = dict(torch.ocl.fallback_counts())
