@@ -336,8 +336,8 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
 #define BATCH_SLOTS 8
 
 // One op of a batch: out = EWOP(a, b) over n contiguous elements; operands are (slot, offset in
-// elements) pairs; b_slot >= BATCH_SLOTS for unary ops. Only 32-bit fields, so the host's struct
-// has the same layout.
+// elements) pairs; with b_slot >= BATCH_SLOTS, b is the value p1 (a scalar operand; unary ops
+// ignore it). Only 32-bit fields, so the host's struct has the same layout.
 typedef struct {
   uint op, n, out_slot, a_slot, b_slot, out_off, a_off, b_off;
   float p0, p1;
@@ -375,7 +375,7 @@ __kernel void elementwise_batch(BATCH_PTR m0, BATCH_PTR m1, BATCH_PTR m2, BATCH_
     const bool binary = o.b_slot < BATCH_SLOTS;
     for (uint i = lid; i < o.n; i += lsize) {
       const float x = LOAD(BATCH_T, a, o.a_off + i);
-      const float y = binary ? LOAD(BATCH_T, b, o.b_off + i) : 0.0f;
+      const float y = binary ? LOAD(BATCH_T, b, o.b_off + i) : o.p1;
       STORE(BATCH_T, out, o.out_off + i, CONVERT(BATCH_T, batch_apply(o.op, x, y, o.p0, o.p1)));
     }
     // The next op may read what this one wrote (work-items of one group share global memory

@@ -24,14 +24,19 @@ at::TensorIterator binary_float(at::TensorBase& out, const at::TensorBase& a,
 }
 
 // The dtype checks the CPU kernels make, so that the same calls fail with the same errors.
+void check_operands(const char* op, const at::Tensor& a, const at::Tensor& b) {
+  if (std::string_view(op) != "sub") return;
+  const bool a_bool = a.scalar_type() == at::kBool, b_bool = b.scalar_type() == at::kBool;
+  TORCH_CHECK(!(a_bool && b_bool),
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+              "`^` or `logical_xor()` operator instead.");
+  TORCH_CHECK(!a_bool && !b_bool,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
 void check_dtypes(const char* op, const at::TensorIteratorBase& iter) {
   const at::ScalarType t = iter.common_dtype();
-  const std::string_view name(op);
-  if (name == "sub") {
-    TORCH_CHECK(t != at::kBool,
-                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-                "`^` or `logical_xor()` operator instead.");
-  } else if (name.rfind("bitwise_", 0) == 0) {
+  if (std::string_view(op).rfind("bitwise_", 0) == 0) {
     TORCH_CHECK(at::isIntegralType(t, /*includeBool=*/true), "\"", op,
                 "_cpu\" not implemented for '", c10::toString(t), "'");
   }
@@ -40,11 +45,24 @@ void check_dtypes(const char* op, const at::TensorIteratorBase& iter) {
 // out == undefined: functional; out == a: in-place; else out=.
 at::Tensor run(at::Tensor out, const at::Tensor& a, const at::Tensor& b, Builder build,
                const char* op, const EwParams& params = {}) {
+  check_operands(op, a, b);
   if (!out.defined() && (build == binary || a.is_floating_point()) && fast_path_ok({&a, &b})) {
     if (a.scalar_type() == at::kBool || std::string_view(op).rfind("bitwise_", 0) == 0) {
       // let the iterator path raise the CPU's dtype errors
     } else {
       return launch_same_shape(op, {&a, &b}, params);
+    }
+  }
+  // Tiny float ops that the stream's batch can take: with a CPU scalar (x * 2: the result keeps
+  // a's floating dtype) or in place.
+  if (a.is_floating_point() && a.device().type() == c10::DeviceType::PrivateUse1 &&
+      batch_size_ok(a) && (!out.defined() || out.is_same(a))) {
+    if (b.device().is_cpu() && b.dim() == 0) {
+      at::Tensor result = out.defined() ? out : at::empty(a.sizes(), a.options());
+      const c10::Scalar s = b.item();
+      if (try_batch(op, result, a, nullptr, &s, params)) return result;
+    } else if (out.defined() && try_batch(op, out, a, &b, nullptr, params)) {
+      return out;
     }
   }
   at::TensorBase out_base = out;

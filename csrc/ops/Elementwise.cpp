@@ -1,5 +1,6 @@
 #include "ops/Elementwise.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/TensorIterator.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
@@ -50,12 +51,16 @@ bool is_floating_tag(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
+// A scalar operand for float compute: rounded like CPU torch does it, so that values beyond float's
+// range become +-inf (Scalar::to<float>() would raise instead).
+float scalar_as_float(const c10::Scalar& v) { return static_cast<float>(v.to<double>()); }
+
 void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t) {
   switch (t) {
     case at::kFloat:
     case at::kHalf:
     case at::kBFloat16:
-      launch.arg(v.to<float>());
+      launch.arg(scalar_as_float(v));
       break;
     case at::kDouble:
       launch.arg(v.to<double>());
@@ -258,25 +263,48 @@ bool fast_path_ok(std::initializer_list<const at::Tensor*> inputs) {
   return first.numel() < (int64_t(1) << 31);
 }
 
+bool try_batch(const char* op, const at::Tensor& out, const at::Tensor& a, const at::Tensor* b,
+               const c10::Scalar* scalar, const EwParams& params) {
+  const at::ScalarType t = a.scalar_type();
+  const int64_t n = a.numel();
+  if (n == 0 || n > kBatchNumelLimit || params.extra ||
+      (params.compute != at::ScalarType::Undefined && params.compute != t) ||
+      (t != at::kFloat && t != at::kHalf && t != at::kBFloat16))
+    return false;
+  const auto same = [&](const at::Tensor& x) {
+    return x.device() == a.device() && x.scalar_type() == t && x.sizes() == a.sizes() &&
+           x.is_contiguous() && !x.is_neg() && !x.is_conj();
+  };
+  if (!same(a) || !same(out) || (b && !same(*b))) return false;
+  if (a.device().type() != c10::DeviceType::PrivateUse1) return false;
+  // An output that overlaps an input only partly is the iterator's to reject.
+  if (!out.is_same(a) && at::get_overlap_status(out, a) != at::MemOverlapStatus::No) return false;
+  if (b && !out.is_same(*b) && at::get_overlap_status(out, *b) != at::MemOverlapStatus::No)
+    return false;
+  if (scalar && scalar->isComplex()) return false;
+  // Without a buffer for b, the batch kernel takes b's value from p1.
+  const float p1 = scalar_as_float(scalar ? *scalar : params.p1);
+  const BufferRef bb = b ? buffer_of(*b) : BufferRef{};
+  return batch_record(a.device().index(), op, t, n, buffer_of(out), buffer_of(a),
+                      b ? &bb : nullptr, scalar_as_float(params.p0), p1);
+}
+
+bool batch_size_ok(const at::Tensor& a) { return a.numel() <= kBatchNumelLimit; }
+
 at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Tensor*> inputs,
                              const EwParams& params) {
   const at::Tensor& first = **inputs.begin();
   at::Tensor out = at::empty(first.sizes(), first.options());
   if (out.numel() == 0) return out;
+  const int nin = static_cast<int>(inputs.size());
+  // Tiny ops go into the stream's pending batch (runtime/Batch.h) when the batch kernel takes
+  // them.
+  if (nin <= 2 && try_batch(op, out, first, nin == 2 ? *(inputs.begin() + 1) : nullptr, nullptr,
+                            params))
+    return out;
   const int device = first.device().index();
   const at::ScalarType t = first.scalar_type();
   const at::ScalarType comp = params.compute != at::ScalarType::Undefined ? params.compute : t;
-  const int nin = static_cast<int>(inputs.size());
-  // Tiny ops go into the stream's pending batch (runtime/Batch.h) when the batch kernel takes
-  // them: contiguous, one floating dtype computed in float.
-  if (nin <= 2 && comp == t && !params.extra && out.numel() <= kBatchNumelLimit &&
-      (t == at::kFloat || t == at::kHalf || t == at::kBFloat16)) {
-    const BufferRef a = buffer_of(first);
-    const BufferRef b = nin == 2 ? buffer_of(**(inputs.begin() + 1)) : BufferRef{};
-    if (batch_record(device, op, t, out.numel(), buffer_of(out), a, nin == 2 ? &b : nullptr,
-                     params.p0.to<float>(), params.p1.to<float>()))
-      return out;
-  }
   const bool scalar[3] = {false, false, false};
   const at::ScalarType in_types[3] = {t, t, t};
   cl_kernel kernel =

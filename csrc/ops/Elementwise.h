@@ -26,10 +26,22 @@ bool fast_path_ok(std::initializer_list<const at::Tensor*> inputs);
 at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Tensor*> inputs,
                              const EwParams& params = {});
 
+// Tiny-op batching (runtime/Batch.h) for out = OP_<op>(a, b) with no iterator: out, a and b
+// (when given) on one ocl device, same shape and dtype (float, half or bfloat16), contiguous;
+// out a new tensor or a itself (in place); with b null, `scalar` (if given) is the second
+// operand. True if the op was recorded; false leaves everything untouched (launch it normally).
+bool try_batch(const char* op, const at::Tensor& out, const at::Tensor& a, const at::Tensor* b,
+               const c10::Scalar* scalar, const EwParams& params = {});
+// Whether a tensor of a's size could be batched at all (cheap; checked before allocating).
+bool batch_size_ok(const at::Tensor& a);
+
 // The kernels' type tag of a dtype ("float", "half", ...); raises for unsupported dtypes or
 // float64 on a device without fp64.
 const char* type_tag(at::ScalarType t, int device);
 bool is_floating_tag(at::ScalarType t);
+
+// A scalar as a float compute value; beyond float's range it becomes +-inf, as on the CPU.
+float scalar_as_float(const c10::Scalar& v);
 
 // Appends a value of dtype `t`'s compute type (float for half/bfloat16) as a kernel argument.
 class KernelLaunch;

@@ -28,6 +28,10 @@ at::Tensor run(at::Tensor out, const at::Tensor& a, Builder build, const char* o
       fast_path_ok({&a})) {
     return launch_same_shape(op, {&a});
   }
+  if (out.defined() && out.is_same(a) && a.is_floating_point() && batch_size_ok(a) &&
+      try_batch(op, a, a, nullptr, nullptr)) {
+    return out;  // in place, in the stream's batch of tiny ops
+  }
   at::TensorBase out_base = out;
   auto iter = build(out_base, a);
   launch_elementwise(iter, op);

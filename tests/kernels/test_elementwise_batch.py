@@ -50,8 +50,9 @@ def kernel(build):
     return build("elementwise", opts).elementwise_batch
 
 
-def run_batch(ctx, queue, kernel, slots, ops, local=64):
-    """slots: float32 arrays (one buffer each); ops: (op, n, (slot, off) out, a, b or None, p0)."""
+def run_batch(ctx, queue, kernel, slots, ops, local=64, p1=0.0):
+    """slots: float32 arrays (one buffer each); ops: (op, n, (slot, off) out, a, b or None, p0);
+    p1 is every op's p1 (b's value when b is None)."""
     bufs = [
         cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=s)
         for s in slots
@@ -60,7 +61,7 @@ def run_batch(ctx, queue, kernel, slots, ops, local=64):
     lst = np.zeros((), LIST_DTYPE)
     for k, (op, n, out, a, b, p0) in enumerate(ops):
         rec = lst["ops"][k]
-        rec["op"], rec["n"], rec["p0"], rec["p1"] = CODE[op], n, p0, 0
+        rec["op"], rec["n"], rec["p0"], rec["p1"] = CODE[op], n, p0, p1
         rec["out_slot"], rec["out_off"] = out
         rec["a_slot"], rec["a_off"] = a
         rec["b_slot"], rec["b_off"] = b if b is not None else (SLOTS, 0)
@@ -118,6 +119,20 @@ def test_dependent_chain_in_place_and_aliasing(ctx, queue, kernel, rng):
             dst = src  # in place
         ops.append((op, n, dst, src, None if op in UNARY else (0, n), 0.25))
     check(run_batch(ctx, queue, kernel, [s0, s1, s2], ops), simulate([s0, s1, s2], ops))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div_true", "maximum"])
+def test_scalar_operand(ctx, queue, kernel, rng, op):
+    """b_slot >= SLOTS: b is the value p1 for every element."""
+    a = special(rng, 70)
+    out = np.zeros(70, np.float32)
+    for value in (2.5, -0.0, np.inf, np.nan):
+        ops = [(op, 70, (1, 0), (0, 0), None, 0.75)]
+        got = run_batch(ctx, queue, kernel, [a, out], ops, p1=value)
+        want = reference(op, a.astype(np.float64), np.float64(np.float32(value)), 0.75)
+        np.testing.assert_allclose(
+            got[1], want.astype(np.float32), rtol=2e-6, atol=1e-6, equal_nan=True
+        )
 
 
 def test_many_slots_and_empty_list(ctx, queue, kernel, rng):

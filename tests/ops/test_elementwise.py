@@ -792,3 +792,21 @@ def test_large_chain():
     (x, xo), (y, yo) = next(s for s in shapes if s.id == "large").make(torch.float32, n=2)
     fn = lambda a, b: torch.where(a > 0, torch.exp(-a.abs()) * b, torch.tanh(b) - a / 3)  # noqa: E731
     check_op(fn, [x, y], [xo, yo])
+
+
+@pytest.mark.parametrize("n", [7, 100_003])  # batched (tiny) and launched on its own
+@pytest.mark.parametrize("scalar", [1e39, -1e300, 3.5e38])
+def test_float_scalar_beyond_float_range_rounds_to_inf(n, scalar):
+    """Like CPU torch, a Python float operand beyond float32's range is rounded (to +-inf), not
+    refused (clamp's bounds are refused on the CPU too)."""
+    x = make_cpu((n,), torch.float32, seed=31)
+    for fn in (lambda t: t * scalar, lambda t: t + scalar, lambda t: t / scalar):
+        assert_ocl_close(fn(x.to(DEVICE)), fn(x))
+
+
+@pytest.mark.parametrize("n", [7, 100_003])
+def test_subtracting_a_bool_scalar_raises_like_cpu(n):
+    x = make_cpu((n,), torch.float32, seed=32).to(DEVICE)
+    for fn in (lambda: x - True, lambda: True - x, lambda: x.sub_(False)):
+        with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
+            fn()

@@ -267,8 +267,86 @@ def test_large_ops_are_not_batched(n):
 def test_non_float_and_strided_ops_are_not_batched():
     i = make_cpu((30,), torch.int32, seed=15).to(DEVICE)
     f = make_cpu((6, 5), torch.float32, seed=16).to(DEVICE)
-    _, recorded = _batched(lambda: (i + i, f.t() + f.t(), f + 1.0))
+    _, recorded = _batched(lambda: (i + i, i * 2, f.t() + f.t(), f.t().mul_(2), f + f[0]))
     assert recorded == 0
+
+
+SCALARS = (2, -0.5, 1e39, -1e39, float("inf"), float("nan"), True)
+SCALAR_OPS = {
+    "add": lambda a, s: a + s,
+    "radd": lambda a, s: s + a,
+    "sub": lambda a, s: torch.sub(a, s, alpha=2),
+    "rsub": lambda a, s: s - a,
+    "mul": lambda a, s: a * s,
+    "div": lambda a, s: a / s,
+}
+
+
+@pytest.mark.parametrize("dtype", BATCH_DTYPES, ids=str)
+@pytest.mark.parametrize("scalar", SCALARS, ids=repr)
+@pytest.mark.parametrize("op", sorted(SCALAR_OPS))
+def test_scalar_operands_batched(op, scalar, dtype):
+    """A Python number or 0-dim CPU tensor as the second operand: the result keeps the tensor's
+    dtype, the number is rounded to float like on the CPU (beyond float's range: +-inf).
+    `s - a` (rsub) runs as its own kernel: checked for its result only."""
+    fn = SCALAR_OPS[op]
+    x = _special(make_cpu((23,), dtype, seed=17))
+    try:
+        expected = fn(x, scalar)
+    except RuntimeError as e:  # e.g. subtracting a bool: the same error on the device
+        with pytest.raises(RuntimeError, match=str(e)[:30]):
+            fn(x.to(DEVICE), scalar)
+        return
+    out, recorded = _batched(lambda: fn(x.to(DEVICE), scalar))
+    assert recorded == (0 if op == "rsub" else 1)
+    assert_ocl_close(out, expected)
+
+
+def test_zero_dim_cpu_tensor_operand_batched():
+    x = make_cpu((19,), torch.float32, seed=18)
+    s = torch.tensor(0.1, dtype=torch.float64)  # a 0-dim tensor does not promote float32
+    out, recorded = _batched(lambda: x.to(DEVICE) * s)
+    assert recorded == 1 and out.dtype == torch.float32
+    assert_ocl_close(out, x * s)
+
+
+@pytest.mark.parametrize("dtype", BATCH_DTYPES, ids=str)
+def test_in_place_ops_batched(dtype):
+    x = _special(make_cpu((31,), dtype, seed=19))
+    y = make_cpu((31,), dtype, seed=20, nonzero=True)
+
+    def steps(a, b):
+        a = a.clone()
+        a.add_(b, alpha=0.5)
+        a.mul_(3)
+        a.sub_(b)
+        a.div_(b)
+        a.relu_()
+        a.sqrt_()
+        a.neg_()
+        a.mul_(a)  # both operands the output itself
+        return a
+
+    xd, yd = x.to(DEVICE), y.to(DEVICE)
+    out, recorded = _batched(lambda: steps(xd, yd))
+    assert recorded == 8
+    expected = steps(x.double(), y.double()).to(dtype)
+    assert_ocl_close(out, expected)
+
+
+def test_in_place_on_partly_overlapping_memory_still_raises():
+    x = make_cpu((40,), torch.float32, seed=21).to(DEVICE)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        x[1:].add_(x[:-1])
+
+
+def test_in_place_keeps_autograd_version_counter():
+    x = make_cpu((12,), torch.float32, seed=22).to(DEVICE).requires_grad_()
+    y = x * 1.0
+    z = y.sigmoid()
+    z.mul_(2)  # sigmoid's backward needs its output: autograd must see the change
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
 
 
 def test_batching_can_be_turned_off(subprocess_env):
