@@ -285,8 +285,8 @@ bool try_batch(const char* op, const at::Tensor& out, const at::Tensor& a, const
   // Without a buffer for b, the batch kernel takes b's value from p1.
   const float p1 = scalar_as_float(scalar ? *scalar : params.p1);
   const BufferRef bb = b ? buffer_of(*b) : BufferRef{};
-  return batch_record(a.device().index(), op, t, n, buffer_of(out), buffer_of(a),
-                      b ? &bb : nullptr, scalar_as_float(params.p0), p1);
+  return batch_record(a.device().index(), op, t, n, buffer_of(out), buffer_of(a), b ? &bb : nullptr,
+                      scalar_as_float(params.p0), p1);
 }
 
 bool batch_size_ok(const at::Tensor& a) { return a.numel() <= kBatchNumelLimit; }
@@ -299,8 +299,8 @@ at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Ten
   const int nin = static_cast<int>(inputs.size());
   // Tiny ops go into the stream's pending batch (runtime/Batch.h) when the batch kernel takes
   // them.
-  if (nin <= 2 && try_batch(op, out, first, nin == 2 ? *(inputs.begin() + 1) : nullptr, nullptr,
-                            params))
+  if (nin <= 2 &&
+      try_batch(op, out, first, nin == 2 ? *(inputs.begin() + 1) : nullptr, nullptr, params))
     return out;
   const int device = first.device().index();
   const at::ScalarType t = first.scalar_type();

@@ -20,11 +20,12 @@ namespace {
 
 // The ops the batch kernel runs (EWOP_<name> of kernels/elementwise.cl); an op's code is its
 // index here, passed to the kernel as -DBATCH_OPS. Binary ops read b, unary ops do not.
+// clang-format off
 constexpr const char* kOps[] = {
-    "add",  "sub",   "mul",   "div_true", "maximum",    "minimum", "neg",   "abs",
-    "relu", "sign",  "ceil",  "floor",    "round",      "trunc",   "exp",   "log",
-    "sqrt", "rsqrt", "sin",   "cos",      "reciprocal", "tanh",    "sigmoid",
-    "threshold_backward",     "sigmoid_backward",       "tanh_backward"};
+    "add", "sub", "mul", "div_true", "maximum", "minimum", "neg", "abs", "relu", "sign", "ceil",
+    "floor", "round", "trunc", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "reciprocal", "tanh",
+    "sigmoid", "threshold_backward", "sigmoid_backward", "tanh_backward"};
+// clang-format on
 constexpr int kNumOps = sizeof(kOps) / sizeof(kOps[0]);
 
 constexpr int kSlots = 8;      // buffers per batch (BATCH_SLOTS in the kernel)

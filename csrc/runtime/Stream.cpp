@@ -15,7 +15,6 @@
 namespace torch_ocl {
 namespace {
 
-
 // Per queue: how many commands were submitted (gen) and up to which count they are known to have
 // completed (done), so that query() on an idle or synchronized stream answers at once; and the
 // marker of the last query that found work pending.
