@@ -42,42 +42,15 @@ def run(ctx, queue, build, flags_tag, flags, groups, mode, src=None, shape=None,
     obuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=offsets)
     if src is not None:
         out = np.zeros(total + 1, src.dtype)
-        outbuf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
-        sbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=src)
-        cl.Kernel(prg, "compact")(
-            queue,
-            glob,
-            loc,
-            np.uint64(n),
-            np.uint64(chunk),
-            fbuf,
-            np.uint64(flags_off),
-            obuf,
-            np.uint64(0),
-            outbuf,
-            np.uint64(1),
-            sbuf,
-            np.uint64(0),
-        )
+        tail = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=src), np.uint64(0)]
     else:
         out = np.zeros(total * len(shape) + 1, np.int64)
-        outbuf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
         sizes = np.zeros(8, np.int64)
         sizes[: len(shape)] = shape[::-1]
-        cl.Kernel(prg, "compact")(
-            queue,
-            glob,
-            loc,
-            np.uint64(n),
-            np.uint64(chunk),
-            fbuf,
-            np.uint64(flags_off),
-            obuf,
-            np.uint64(0),
-            outbuf,
-            np.uint64(1),
-            sizes.view(cl.cltypes.long8)[0],
-        )
+        tail = [sizes.view(cl.cltypes.long8)[0]]
+    outbuf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
+    head = [np.uint64(n), np.uint64(chunk), fbuf, np.uint64(flags_off), obuf, np.uint64(0)]
+    cl.Kernel(prg, "compact")(queue, glob, loc, *head, outbuf, np.uint64(1), *tail)
     cl.enqueue_copy(queue, out, outbuf)
     queue.finish()
     return per_group, out[1:]
