@@ -5,11 +5,13 @@
 // Launch (both kernels): global = {roundup(N, LWS)}, local = {LWS} (LWS = 64).
 //
 // nll_loss_forward: loss[i] = -w[t_i] * in[i, t_i] and wsum[i] = w[t_i] (w = 1 without a weight),
-//   both 0 when t_i == ignore_index. A target outside [0, C) gives NaN in both (a device kernel
-//   cannot raise; the NaN makes the error visible instead of reading out of bounds).
+//   both 0 when t_i == ignore_index. A target outside [0, C) gives NaN in both and stores err_code
+//   in *err (if it is still 0): the host raises the error at its next wait (runtime/DeviceError.h).
+//   Both kernels end with the arguments (__global int* err, int err_code).
 // nll_loss_backward: gin[i, t_i] = -w[t_i] * g * scale, where g = gout[gout_off + i*gout_stride]
 //   (stride 0 for a reduced loss) and scale = 1 / total_weight[tw_off] when MEAN is defined, else
-//   1. gin must be zero-filled beforehand; rows with ignored or invalid targets are left alone.
+//   1. gin must be zero-filled beforehand; rows with ignored or invalid targets are left alone (an
+//   invalid one also stores err_code in *err).
 
 #define ACC REG_TYPE(ACC_T)
 
@@ -17,7 +19,8 @@ __kernel void nll_loss_forward(ulong N, ulong C, __global const STORE_TYPE(T)* i
                                long in_sn, long in_sc, __global const long* target, ulong t_off,
                                long t_stride, __global const STORE_TYPE(T)* weight, ulong w_off,
                                long ignore_index, __global STORE_TYPE(T)* loss, ulong loss_off,
-                               __global STORE_TYPE(T)* wsum, ulong wsum_off) {
+                               __global STORE_TYPE(T)* wsum, ulong wsum_off, __global int* err,
+                               int err_code) {
   const ulong i = get_global_id(0);
   if (i >= N) return;
   const long t = target[t_off + i * t_stride];
@@ -26,6 +29,7 @@ __kernel void nll_loss_forward(ulong N, ulong C, __global const STORE_TYPE(T)* i
     if (t < 0 || (ulong)t >= C) {
       l = NAN;
       w = NAN;
+      atomic_cmpxchg(err, 0, err_code);
     } else {
 #ifdef HAS_WEIGHT
       w = LOAD(T, weight, w_off + t);
@@ -44,11 +48,16 @@ __kernel void nll_loss_backward(ulong N, ulong C, __global STORE_TYPE(T)* gin, u
                                 long t_stride, __global const STORE_TYPE(T)* weight, ulong w_off,
                                 long ignore_index, __global const STORE_TYPE(T)* gout,
                                 ulong gout_off, long gout_stride,
-                                __global const STORE_TYPE(T)* total_weight, ulong tw_off) {
+                                __global const STORE_TYPE(T)* total_weight, ulong tw_off,
+                                __global int* err, int err_code) {
   const ulong i = get_global_id(0);
   if (i >= N) return;
   const long t = target[t_off + i * t_stride];
-  if (t == ignore_index || t < 0 || (ulong)t >= C) return;
+  if (t == ignore_index) return;
+  if (t < 0 || (ulong)t >= C) {
+    atomic_cmpxchg(err, 0, err_code);
+    return;
+  }
 #ifdef HAS_WEIGHT
   const ACC w = LOAD(T, weight, w_off + t);
 #else

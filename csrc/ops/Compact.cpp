@@ -12,6 +12,7 @@
 
 #include "ops/Elementwise.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/OclApi.h"
 #include "runtime/Program.h"
@@ -72,6 +73,7 @@ std::pair<at::Tensor, int64_t> offsets_of(const at::Tensor& flags, const Plan& p
   host_wait(op);
   OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, counts.nbytes(), host.data_ptr(),
                                      0, nullptr, nullptr));
+  check_device_errors(current_stream(p.device));
   int64_t* v = host.data_ptr<int64_t>();
   int64_t total = 0;
   for (int64_t g = 0; g < p.groups; ++g) {

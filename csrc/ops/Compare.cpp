@@ -1,9 +1,11 @@
-// Comparisons (eq, ne, lt, le, gt, ge with tensor or scalar), where, and clamp.
+// Comparisons (eq, ne, lt, le, gt, ge with tensor or scalar), isnan, where, and clamp.
 #include <ATen/ScalarOps.h>
 #include <ATen/native/TensorIterator.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/ne.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
@@ -186,9 +188,16 @@ at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const a
   return masked_fill_impl(self, mask, value);
 }
 
+// isnan: x != x for floating types (NaN is the only value unequal to itself), all false else.
+at::Tensor isnan(const at::Tensor& a) {
+  if (a.is_floating_point()) return at::ne(a, a);
+  return at::zeros(a.sizes(), a.options().dtype(at::kBool));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("isnan", isnan);
 #define TORCH_OCL_REG(name)                \
   m.impl(#name ".Tensor", name);           \
   m.impl(#name "_.Tensor", name##_);       \

@@ -16,6 +16,7 @@
 
 #include "ops/Elementwise.h"
 #include "runtime/Allocator.h"
+#include "runtime/DeviceError.h"
 #include "runtime/HostAllocator.h"
 #include "runtime/Launch.h"
 #include "runtime/OclApi.h"
@@ -66,6 +67,8 @@ void read(const at::Tensor& src, void* dst, size_t nbytes, bool non_blocking) {
     flush(q);
     record_host_use(dst, done);
     cl().clReleaseEvent(done);
+  } else {
+    check_device_errors(current_stream(src.device().index()));
   }
 }
 
@@ -157,6 +160,7 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   host_wait("Tensor.item() / _local_scalar_dense");
   OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, self.itemsize(), host.data_ptr(),
                                      0, nullptr, nullptr));
+  check_device_errors(current_stream(self.device().index()));
   return host.item();
 }
 

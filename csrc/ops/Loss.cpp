@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
+#include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -12,6 +13,9 @@ namespace torch_ocl {
 namespace {
 
 constexpr size_t kLws = 64;
+constexpr const char* kBadTarget =
+    "nll_loss / cross_entropy: a target class is out of bounds (not in [0, C) and not "
+    "ignore_index)";
 enum Reduction { kNone = 0, kMean = 1, kSum = 2 };
 
 struct Shape {
@@ -67,6 +71,7 @@ std::tuple<at::Tensor&, at::Tensor&> nll_forward_out(const at::Tensor& self,
     launch.buffer(buffer_of(weight.defined() ? weight : self), self.itemsize());
     launch.arg(static_cast<cl_long>(ignore_index));
     launch.buffer(buffer_of(loss), loss.itemsize()).buffer(buffer_of(wsum), wsum.itemsize());
+    launch.arg(device_error_word(device)).arg(device_error_code(kBadTarget));
     launch.enqueue1d(device, s.N, kLws);
   }
   if (reduction == kNone && self.dim() == 2) {
@@ -126,6 +131,7 @@ at::Tensor& nll_backward_out(const at::Tensor& grad_output, const at::Tensor& se
   launch.arg(static_cast<cl_long>(ignore_index));
   launch.buffer(buffer_of(go), go.itemsize()).arg(static_cast<cl_long>(per_row ? go.stride(0) : 0));
   launch.buffer(buffer_of(tw), tw.itemsize());
+  launch.arg(device_error_word(device)).arg(device_error_code(kBadTarget));
   launch.enqueue1d(device, s.N, kLws);
   if (!direct) grad_input.copy_(gin);
   return grad_input;

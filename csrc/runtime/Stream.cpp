@@ -9,6 +9,7 @@
 
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceError.h"
 #include "runtime/OclApi.h"
 #include "runtime/Sync.h"
 
@@ -167,6 +168,7 @@ void synchronize_stream(c10::Stream s, const char* why) {
   host_wait(why);
   OCL_CHECK(cl().clFinish(q));
   mark_finished(s.device_index(), static_cast<size_t>(s.id()), gen);
+  check_device_errors(s);
 }
 
 void synchronize_device(int device, const char* why) {
@@ -180,6 +182,12 @@ void synchronize_device(int device, const char* why) {
     const uint64_t gen = dq.state[i].gen.load();
     OCL_CHECK(cl().clFinish(q));
     mark_finished(device, i, gen);
+  }
+  for (size_t i = 0; i < dq.queues.size(); ++i) {
+    if (dq.queues[i].load())
+      check_device_errors(c10::Stream(c10::Stream::UNSAFE,
+                                      c10::Device(c10::DeviceType::PrivateUse1, device),
+                                      static_cast<c10::StreamId>(i)));
   }
 }
 

@@ -810,3 +810,17 @@ def test_subtracting_a_bool_scalar_raises_like_cpu(n):
     for fn in (lambda: x - True, lambda: True - x, lambda: x.sub_(False)):
         with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
             fn()
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", shape_params([s for s in shapes if len(s.bases) == 1]))
+def test_isnan(dtype, shape):
+    """NaN, +-Inf in the contiguous cases; every one-operand layout."""
+    skip_unsupported(dtype)
+    ((x_cpu, x),) = shape.make(dtype, 1, seed=33)
+    if dtype.is_floating_point and x_cpu.numel() >= 3:
+        flat = x_cpu.view(-1) if x_cpu.is_contiguous() else None
+        if flat is not None:
+            flat[:3] = torch.tensor([float("nan"), float("inf"), -float("inf")])
+            x = x_cpu.to(DEVICE)
+    assert_ocl_close(torch.isnan(x), torch.isnan(x_cpu), exact=True)

@@ -90,15 +90,53 @@ def test_cross_entropy_forward_backward(kwargs, n, c):
     assert_ocl_close(d.grad, x.grad.float())
 
 
-def test_nll_loss_1d_input_and_bad_target():
+def test_nll_loss_1d_input():
     x = F.log_softmax(make_cpu((6,), torch.float32, seed=9), 0)
     t = torch.tensor(4)
     assert_ocl_close(F.nll_loss(x.to(DEVICE), t.to(DEVICE)), F.nll_loss(x, t))
-    # An out-of-range class cannot raise inside a kernel; it must not read out of bounds and
-    # must make the loss NaN rather than a plausible number.
+
+
+BAD_TARGET = "target class is out of bounds"
+
+
+@pytest.mark.parametrize("bad_class", [7, -3])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_bad_target_raises_at_the_next_wait(bad_class, reduction):
+    """A kernel cannot raise: it records the error and the host raises it when it next waits
+    (here .cpu()), like a CUDA device-side assert; the device stays usable afterwards."""
     xb = make_cpu((3, 4), torch.float32, seed=10)
-    bad = torch.tensor([1, 7, 2])
-    assert torch.isnan(F.nll_loss(xb.to(DEVICE), bad.to(DEVICE)).cpu())
+    bad = torch.tensor([1, bad_class, 2])
+    loss = F.nll_loss(xb.to(DEVICE), bad.to(DEVICE), reduction=reduction)
+    with pytest.raises(RuntimeError, match=BAD_TARGET):
+        loss.cpu()
+    good = torch.tensor([1, 3, 2])
+    assert_ocl_close(
+        F.nll_loss(xb.to(DEVICE), good.to(DEVICE), reduction=reduction),
+        F.nll_loss(xb, good, reduction=reduction),
+    )
+
+
+def test_bad_target_in_backward_and_at_synchronize():
+    x = make_cpu((5, 3), torch.float32, seed=12).to(DEVICE).requires_grad_()
+    t = torch.tensor([0, 1, 3, 2, 0]).to(DEVICE)  # 3 is out of range
+    F.cross_entropy(x, t).backward()  # forward and backward both find it; one error is raised
+    with pytest.raises(RuntimeError, match=BAD_TARGET):
+        torch.ocl.synchronize()
+    torch.ocl.synchronize()  # reported once, then cleared
+    assert_ocl_close(x.grad.isnan().any(), torch.tensor(True))  # the results are undefined (NaN)
+    ignored = torch.tensor([0, 1, -100, 2, 0]).to(DEVICE)  # ignore_index is not an error
+    assert torch.isfinite(F.cross_entropy(x, ignored)).item()
+
+
+def test_bad_target_reported_on_its_own_stream():
+    xb = make_cpu((3, 4), torch.float32, seed=13).to(DEVICE)
+    s = torch.ocl.Stream()
+    with torch.ocl.stream(s):
+        loss = F.nll_loss(xb, torch.tensor([9, 0, 0]).to(DEVICE))
+    torch.ocl.current_stream().synchronize()  # the default stream ran nothing wrong
+    with pytest.raises(RuntimeError, match=BAD_TARGET):
+        s.synchronize()
+    assert torch.isnan(loss.cpu())
 
 
 ARG_CASES = [((6, 9), None), ((6, 9), 1), ((6, 9), 0), ((1000, 37), 1), ((300,), 0), ((5,), None)]
