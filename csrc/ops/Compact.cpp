@@ -99,12 +99,8 @@ at::Tensor masked_select_impl(const at::Tensor& self, const at::Tensor& mask) {
   auto [offsets, total] = offsets_of(flags, p, why);
   at::Tensor out = at::empty({total}, self.options());
   if (total == 0) return out;
-  // The elements are copied as unsigned integers of their size: no conversion, NaN bits kept.
-  const char* elem = src.itemsize() == 1   ? "uchar"
-                     : src.itemsize() == 2 ? "short"
-                     : src.itemsize() == 4 ? "int"
-                                           : "long";
-  KernelLaunch launch = start(p, "compact", p.options + " -DSELECT_T=" + elem, flags);
+  KernelLaunch launch =
+      start(p, "compact", p.options + " -DSELECT_T=" + bits_tag(src.itemsize()), flags);
   launch.buffer(buffer_of(offsets), offsets.itemsize());
   launch.buffer(buffer_of(out), out.itemsize());
   launch.buffer(buffer_of(src), src.itemsize());

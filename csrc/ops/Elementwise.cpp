@@ -47,6 +47,20 @@ const char* type_tag(at::ScalarType t, int device) {
   }
 }
 
+const char* bits_tag(size_t itemsize) {
+  switch (itemsize) {
+    case 1:
+      return "uchar";
+    case 2:
+      return "short";
+    case 4:
+      return "int";
+    default:
+      TORCH_CHECK(itemsize == 8, "torch-ocl: no kernel type for elements of ", itemsize, " bytes");
+      return "long";
+  }
+}
+
 bool is_floating_tag(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }

@@ -39,6 +39,9 @@ bool batch_size_ok(const at::Tensor& a);
 // float64 on a device without fp64.
 const char* type_tag(at::ScalarType t, int device);
 bool is_floating_tag(at::ScalarType t);
+// The integer tag of an element's size (uchar, short, int, long): ops that only move elements
+// (masked_select, index_select) copy them as bits, NaN payloads and -0.0 included.
+const char* bits_tag(size_t itemsize);
 
 // A scalar as a float compute value; beyond float's range it becomes +-inf, as on the CPU.
 float scalar_as_float(const c10::Scalar& v);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/Elementwise.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -17,19 +18,6 @@ namespace {
 
 constexpr size_t kLws = 256;
 constexpr const char* kBadIndex = "index_select / embedding: an index is out of range in self";
-
-const char* bits_type(size_t itemsize) {
-  switch (itemsize) {
-    case 1:
-      return "uchar";
-    case 2:
-      return "short";
-    case 4:
-      return "int";
-    default:
-      return "long";
-  }
-}
 
 at::Tensor index_select_impl(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
@@ -51,7 +39,7 @@ at::Tensor index_select_impl(const at::Tensor& self, int64_t dim, const at::Tens
   int64_t inner = 1;
   for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
   const int device = self.device().index();
-  const std::string options = std::string("-DT=") + bits_type(self.itemsize()) +
+  const std::string options = std::string("-DT=") + bits_tag(self.itemsize()) +
                               " -DIDX_T=" + (index.scalar_type() == at::kLong ? "long" : "int");
   KernelLaunch launch(get_kernel(device, "index.cl", "index_select", options));
   launch.arg(static_cast<cl_ulong>(out.numel())).arg(static_cast<cl_ulong>(inner));
