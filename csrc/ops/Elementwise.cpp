@@ -236,7 +236,9 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
   at::ScalarType in_types[3] = {};
   for (int k = 0; k < nin; ++k) {
     scalar[k] = iter.is_cpu_scalar(1 + k);
-    in_types[k] = iter.dtype(1 + k);
+    // A CPU scalar is passed in the compute type: its own dtype (a Python float is double) must
+    // not ask for fp64 on a device without it.
+    in_types[k] = scalar[k] ? comp : iter.dtype(1 + k);
   }
   cl_kernel kernel =
       variant_kernel(op, device, iter.dtype(0), comp, nin, in_types, scalar, ndim, idx64, params);
