@@ -15,3 +15,35 @@ STORE = {
     "uchar": np.uint8,
     "bool": np.uint8,
 }
+
+FLOAT_TAGS = ("float", "double", "half", "bfloat16")
+
+
+def to_f64(tag, a):
+    """Stored values of a tag as float64 (floats) or int64 (integers, bool as 0/1)."""
+    a = np.asarray(a)
+    if tag == "bfloat16":
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if tag in FLOAT_TAGS:
+        return a.astype(np.float64)
+    if tag == "bool":
+        return (a != 0).astype(np.int64)
+    return a.astype(np.int64)
+
+
+def f32_to_bf16(x):
+    """float32 -> bfloat16 bits, round to nearest even, NaN stays NaN (torch's conversion)."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), r)
+
+
+def store(tag, x):
+    """float64 / int values -> storage of tag, rounded to nearest like the kernels' stores."""
+    x = np.asarray(x)
+    if tag == "bfloat16":
+        return f32_to_bf16(x.astype(np.float32))
+    if tag == "bool":
+        return (x != 0).astype(np.uint8)
+    return x.astype(STORE[tag])

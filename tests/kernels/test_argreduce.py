@@ -12,11 +12,10 @@ import pathlib
 
 import numpy as np
 import pytest
-from cl_tags import STORE
+from cl_tags import FLOAT_TAGS, STORE, to_f64
 
 cl = pytest.importorskip("pyopencl")
 
-FLOAT_TAGS = ("float", "double", "half", "bfloat16")
 TAGS = ("float", "double", "half", "bfloat16", "int", "long", "uchar")
 HOST_LWS = 64
 IDX_FILL = -7  # written to every index slot before a launch
@@ -31,16 +30,6 @@ def _need(tag, has_fp64):
 def slow(ctx):
     """True on Oclgrind (a simulator): keep shapes small there."""
     return "oclgrind" in (ctx.devices[0].platform.name + ctx.devices[0].name).lower()
-
-
-def to_f64(tag, a):
-    """Stored values of a tag as float64 (floats) or int64 (integers)."""
-    a = np.asarray(a)
-    if tag == "bfloat16":
-        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    if tag in FLOAT_TAGS:
-        return a.astype(np.float64)
-    return a.astype(np.int64)
 
 
 def store(tag, x):

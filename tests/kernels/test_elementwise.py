@@ -17,12 +17,11 @@ write hold a sentinel that is checked afterwards.
 import numpy as np
 import pytest
 import torch
-from cl_tags import STORE
+from cl_tags import FLOAT_TAGS, STORE, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
 cltypes = pytest.importorskip("pyopencl.cltypes")
 
-FLOAT_TAGS = ("float", "double", "half", "bfloat16")
 # numpy dtype of REG_TYPE(tag): scalar kernel arguments
 REG = dict(STORE, half=np.float32, bfloat16=np.float32)
 # unit roundoff of a stored float type, and of the compute type REG_TYPE(tag)
@@ -46,36 +45,6 @@ def slow(ctx):
 
 
 # --- storage conversions ---------------------------------------------------------------------
-
-
-def to_f64(tag, a):
-    """Stored values of a tag as float64 (floats) or int64 (integers, bool as 0/1)."""
-    a = np.asarray(a)
-    if tag == "bfloat16":
-        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    if tag in FLOAT_TAGS:
-        return a.astype(np.float64)
-    if tag == "bool":
-        return (a != 0).astype(np.int64)
-    return a.astype(np.int64)
-
-
-def f32_to_bf16(x):
-    """float32 -> bfloat16 bits, round to nearest even, NaN stays NaN (torch's conversion)."""
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    nan = (u & 0x7FFFFFFF) > 0x7F800000
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), r)
-
-
-def store(tag, x):
-    """float64 / int values -> storage of tag, rounded to nearest like the kernels' stores."""
-    x = np.asarray(x)
-    if tag == "bfloat16":
-        return f32_to_bf16(x.astype(np.float32))
-    if tag == "bool":
-        return (x != 0).astype(np.uint8)
-    return x.astype(STORE[tag])
 
 
 def gen(rng, tag, n, lo=-4.0, hi=4.0, specials=False, nonzero=False):

@@ -13,12 +13,11 @@ forward then writes NaN for that row, the backward leaves the row alone.
 
 import numpy as np
 import pytest
-from cl_tags import STORE
+from cl_tags import FLOAT_TAGS, STORE, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
 
 LWS = 64
-FLOAT_TAGS = ("float", "double", "half", "bfloat16")
 RTOL = {"float": 1e-5, "double": 1e-12, "half": 2e-3, "bfloat16": 1.6e-2}
 # absolute rounding error of a stored subnormal
 ATOL = {"float": 2.0**-150, "double": 2.0**-1075, "half": 2.0**-25, "bfloat16": 2.0**-134}
@@ -34,25 +33,6 @@ def _need(tag, has_fp64):
 
 def acc_of(tag):
     return "double" if tag == "double" else "float"
-
-
-def to_f64(tag, a):
-    a = np.asarray(a)
-    if tag == "bfloat16":
-        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    return a.astype(np.float64)
-
-
-def store(tag, x):
-    """float64 values -> storage of a float tag (bfloat16 rounds to nearest even, NaN kept)."""
-    x = np.asarray(x, dtype=np.float64)
-    if tag == "double":
-        return x.copy()
-    if tag != "bfloat16":
-        return x.astype(STORE[tag])
-    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
 
 
 def _buf(ctx, arr):

@@ -11,13 +11,12 @@ import pathlib
 
 import numpy as np
 import pytest
-from cl_tags import STORE
+from cl_tags import FLOAT_TAGS, STORE, to_f64
 
 cl = pytest.importorskip("pyopencl")
 
 # tag -> numpy dtype of REG_TYPE(tag) (scalar kernel arguments)
 REG = dict(STORE, half=np.float32, bfloat16=np.float32)
-FLOAT_TAGS = ("float", "double", "half", "bfloat16")
 # unit roundoff of the stored output type
 OUT_EPS = {"float": 2.0**-24, "double": 2.0**-53, "half": 2.0**-11, "bfloat16": 2.0**-8}
 ACC_EPS = {"float": 2.0**-24, "double": 2.0**-53}
@@ -45,18 +44,6 @@ def minmax_acc(tag):
 
 def acc_out(tag, op):
     return sum_acc(tag) if op in ("sum", "prod") else minmax_acc(tag)
-
-
-def to_f64(tag, a):
-    """Stored values of tag as float64 (floats) or int64 (integers)."""
-    a = np.asarray(a)
-    if tag == "bfloat16":
-        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    if tag in FLOAT_TAGS:
-        return a.astype(np.float64)
-    if tag == "bool":
-        return (a != 0).astype(np.int64)
-    return a.astype(np.int64)
 
 
 def from_f32(tag, x):

@@ -11,14 +11,13 @@ come back untouched. The reference is computed in float64 from the stored input 
 
 import numpy as np
 import pytest
-from cl_tags import STORE
+from cl_tags import FLOAT_TAGS, STORE, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
 
 LWS = 256
 # row lengths: one element, odd, < LWS, == LWS, > LWS (not a multiple)
 SIZES = (1, 7, 63, 256, 1000)
-FLOAT_TAGS = ("float", "double", "half", "bfloat16")
 # relative tolerance for a value stored in (or accumulated in) each type
 RTOL = {"float": 1e-5, "double": 1e-12, "half": 2e-3, "bfloat16": 1.6e-2}
 # absolute rounding error of a stored subnormal (half subnormals start at 6e-5)
@@ -58,25 +57,6 @@ def _need(has_fp64, *tags):
 
 def acc_of(in_tag):
     return "double" if in_tag == "double" else "float"
-
-
-def to_f64(tag, a):
-    a = np.asarray(a)
-    if tag == "bfloat16":
-        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    return a.astype(np.float64)
-
-
-def store(tag, x):
-    """float64 values -> storage of a float tag (bfloat16 rounds to nearest even, NaN kept)."""
-    x = np.asarray(x, dtype=np.float64)
-    if tag == "double":
-        return x.copy()
-    if tag != "bfloat16":
-        return x.astype(STORE[tag])
-    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
 
 
 def _buf(ctx, arr):
