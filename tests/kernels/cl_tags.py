@@ -47,3 +47,44 @@ def store(tag, x):
     if tag == "bool":
         return (x != 0).astype(np.uint8)
     return x.astype(STORE[tag])
+
+
+def need_fp64(has_fp64, *tags):
+    """Skips the test when one of the tags is double and the device has no fp64."""
+    import pytest
+
+    if "double" in tags and not has_fp64:
+        pytest.skip("device has no cl_khr_fp64")
+
+
+def buffer(ctx, arr):
+    """A read-write device buffer initialised with arr."""
+    import pyopencl as cl
+
+    mf = cl.mem_flags
+    return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(arr))
+
+
+def strided_input(fill, data, in_off, sm, sk, pad=3):
+    """A flat array filled with `fill` (its dtype is the storage dtype) holding data[m, k] at
+    in_off + m*sm + k*sk, with `pad` more elements at the end."""
+    M, K = data.shape
+    n = in_off + pad + 1
+    if M and K:
+        n += (M - 1) * sm + (K - 1) * sk
+    flat = np.full(n, fill)
+    if M and K:
+        isz = flat.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=True
+        )
+        view[...] = data
+    return flat
+
+
+def view2d(flat, M, K, in_off, sm, sk):
+    """The [M, K] view of flat at in_off with element strides (sm, sk), read-only."""
+    isz = flat.itemsize
+    return np.lib.stride_tricks.as_strided(
+        flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=False
+    )

@@ -12,18 +12,13 @@ import pathlib
 
 import numpy as np
 import pytest
-from cl_tags import FLOAT_TAGS, STORE, to_f64
+from cl_tags import FLOAT_TAGS, STORE, buffer, need_fp64, strided_input, to_f64, view2d
 
 cl = pytest.importorskip("pyopencl")
 
 TAGS = ("float", "double", "half", "bfloat16", "int", "long", "uchar")
 HOST_LWS = 64
 IDX_FILL = -7  # written to every index slot before a launch
-
-
-def _need(tag, has_fp64):
-    if tag == "double" and not has_fp64:
-        pytest.skip("device has no cl_khr_fp64")
 
 
 @pytest.fixture(scope="module")
@@ -67,31 +62,6 @@ def sentinel(tag):
     return store(tag, np.float64(-1.5)) if tag in FLOAT_TAGS else STORE[tag](42)
 
 
-def make_input(tag, data, in_off, sm, sk, pad=3):
-    """Flat buffer (sentinel-filled) holding data[m, k] at in_off + m*sm + k*sk."""
-    M, K = data.shape
-    n = in_off + (M - 1) * sm + (K - 1) * sk + 1 + pad
-    flat = np.full(n, sentinel(tag), dtype=STORE[tag])
-    isz = flat.itemsize
-    view = np.lib.stride_tricks.as_strided(
-        flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=True
-    )
-    view[...] = data
-    return flat
-
-
-def view2d(flat, M, K, in_off, sm, sk):
-    isz = flat.itemsize
-    return np.lib.stride_tricks.as_strided(
-        flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=False
-    )
-
-
-def _buf(ctx, arr):
-    mf = cl.mem_flags
-    return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(arr))
-
-
 def run_arg(ctx, queue, build, tag, op, flat, M, K, in_off, sm, sk, values=True,
             idx_off=2, val_off=1, lws=HOST_LWS):  # fmt: skip
     """Launch arg_reduce like the host; returns (indices, values or None).
@@ -104,7 +74,7 @@ def run_arg(ctx, queue, build, tag, op, flat, M, K, in_off, sm, sk, values=True,
     prg = build("argreduce", opts)
     idx_fill = np.full(idx_off + M + 2, IDX_FILL, dtype=np.int64)
     val_fill = np.full(val_off + M + 2, sentinel(tag), dtype=STORE[tag])
-    in_buf, idx_buf, val_buf = _buf(ctx, flat), _buf(ctx, idx_fill), _buf(ctx, val_fill)
+    in_buf, idx_buf, val_buf = buffer(ctx, flat), buffer(ctx, idx_fill), buffer(ctx, val_fill)
     u64, i64 = np.uint64, np.int64
     cl.Kernel(prg, "arg_reduce")(
         queue, (M * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
@@ -164,7 +134,7 @@ VARIANTS = [(tag, True) for tag in TAGS] + [(tag, False) for tag in ("float", "l
     "tag,values", VARIANTS, ids=[f"{t}-{'values' if v else 'indices'}" for t, v in VARIANTS]
 )
 def test_argreduce(ctx, queue, build, has_fp64, rng, slow, tag, values, op):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     for K in KS:
         for M in (1, 3) if slow else MS:
             if slow and M * K > 800:
@@ -172,7 +142,7 @@ def test_argreduce(ctx, queue, build, has_fp64, rng, slow, tag, values, op):
             for ties in (False, True):
                 for name, in_off, sm, sk in layouts(M, K)[:: 2 if slow else 1]:
                     data = gen(rng, tag, (M, K), ties)
-                    flat = make_input(tag, data, in_off, sm, sk)
+                    flat = strided_input(sentinel(tag), data, in_off, sm, sk)
                     idx, val = run_arg(
                         ctx, queue, build, tag, op, flat, M, K, in_off, sm, sk, values=values
                     )
@@ -187,7 +157,7 @@ def test_broadcast_rows(ctx, queue, build, rng):
     """sm = 0: every row reads the same data (an expanded tensor) and gets the same answer."""
     M, K = 5, 300
     data = gen(rng, "float", (1, K), ties=True)
-    flat = make_input("float", data, 4, 0, 1)
+    flat = strided_input(sentinel("float"), data, 4, 0, 1)
     for op in ("max", "min"):
         idx, val = run_arg(ctx, queue, build, "float", op, flat, M, K, 4, 0, 1)
         check("float", op, to_f64("float", view2d(flat, M, K, 4, 0, 1)), idx, val)
@@ -231,13 +201,13 @@ def _special_rows(K):
 
 @pytest.mark.parametrize("tag", FLOAT_TAGS)
 def test_nan_inf(ctx, queue, build, has_fp64, slow, tag):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     for K in (7, 100) if slow else (7, 300):
         x, amax, amin = _special_rows(K)
         M = x.shape[0]
         data = store(tag, x)
         for in_off, sm, sk in ((0, K, 1), (2, 1, M + 1)):
-            flat = make_input(tag, data, in_off, sm, sk)
+            flat = strided_input(sentinel(tag), data, in_off, sm, sk)
             vals = to_f64(tag, view2d(flat, M, K, in_off, sm, sk))
             for op, want in (("max", amax), ("min", amin)):
                 idx, val = run_arg(ctx, queue, build, tag, op, flat, M, K, in_off, sm, sk)
@@ -251,7 +221,7 @@ def test_nan_inf(ctx, queue, build, has_fp64, slow, tag):
 def test_signed_zero_ties(ctx, queue, build):
     """-0.0 == +0.0: the first zero wins and its sign comes back with the value."""
     data = np.array([[-0.0, 0.0, -1.0], [0.0, -0.0, -1.0], [1.0, -0.0, 0.0]], np.float32)
-    flat = make_input("float", data, 1, 3, 1)
+    flat = strided_input(sentinel("float"), data, 1, 3, 1)
     idx, val = run_arg(ctx, queue, build, "float", "max", flat, 3, 3, 1, 3, 1)
     np.testing.assert_array_equal(idx, [0, 0, 0])
     np.testing.assert_array_equal(np.signbit(val), [True, False, False])
@@ -268,7 +238,7 @@ def test_local_sizes(ctx, queue, build, rng, slow, lws):
     for M, K in ((2, 1), (3, 5), (4, 513)) if not slow else ((2, 1), (3, 5), (2, 130)):
         for ties in (False, True):
             data = gen(rng, "float", (M, K), ties)
-            flat = make_input("float", data, 2, 1, M + 1)
+            flat = strided_input(sentinel("float"), data, 2, 1, M + 1)
             vals = to_f64("float", view2d(flat, M, K, 2, 1, M + 1))
             idx, val = run_arg(ctx, queue, build, "float", "max", flat, M, K, 2, 1, M + 1, lws=lws)
             check("float", "max", vals, idx, val)
@@ -280,7 +250,7 @@ def test_integer_limits(ctx, queue, build):
         info = np.iinfo(STORE[tag])
         lo, hi = int(info.min), int(info.max)
         data = np.array([[lo, lo, hi, hi], [hi, lo, hi, lo], [lo] * 4, [hi] * 4], dtype=STORE[tag])
-        flat = make_input(tag, data, 0, 4, 1)
+        flat = strided_input(sentinel(tag), data, 0, 4, 1)
         for op, want in (("max", [2, 0, 0, 0]), ("min", [0, 1, 0, 0])):
             idx, val = run_arg(ctx, queue, build, tag, op, flat, 4, 4, 0, 4, 1)
             np.testing.assert_array_equal(idx, want)

@@ -17,7 +17,7 @@ write hold a sentinel that is checked afterwards.
 import numpy as np
 import pytest
 import torch
-from cl_tags import FLOAT_TAGS, STORE, store, to_f64
+from cl_tags import FLOAT_TAGS, STORE, buffer, need_fp64, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
 cltypes = pytest.importorskip("pyopencl.cltypes")
@@ -31,11 +31,6 @@ COMP_EPS = {"float": 2.0**-24, "double": 2.0**-53, "half": 2.0**-24, "bfloat16":
 TINY = {"float": 2.0**-149, "double": 2.0**-1074, "half": 2.0**-24, "bfloat16": 2.0**-133}
 TORCH_INT = {"long": torch.int64, "int": torch.int32, "short": torch.int16, "char": torch.int8}
 TORCH_INT.update(uchar=torch.uint8, bool=torch.bool)
-
-
-def _need(tags, has_fp64):
-    if "double" in tags and not has_fp64:
-        pytest.skip("device has no cl_khr_fp64")
 
 
 @pytest.fixture(scope="module")
@@ -109,12 +104,12 @@ def _extent(shape, strides):
     return sum((s - 1) * st for s, st in zip(shape, strides, strict=True)) + 1
 
 
-def strided_buf(rng, tag, shape, strides, off, **kw):
+def stridedbuffer(rng, tag, shape, strides, off, **kw):
     """A Buf over random data covering the strided view (stride 0: a broadcast dimension)."""
     return Buf(tag, gen(rng, tag, off + _extent(shape, strides) + 2, **kw), off, strides)
 
 
-def contig_buf(rng, tag, n, off, **kw):
+def contigbuffer(rng, tag, n, off, **kw):
     return Buf(tag, gen(rng, tag, off + n + 3, **kw), off)
 
 
@@ -277,7 +272,7 @@ class Ew:
             "elementwise", options(op, out_tag, comp_tag, ins, ndim, chunk, idx64, extra)
         )
         mf = cl.mem_flags
-        out_buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out_fill)
+        out_buf = buffer(self.ctx, out_fill)
         args = [np.uint64(n), out_buf, np.uint64(out_off)]
         for x in ins:
             if isinstance(x, Scalar):
@@ -391,10 +386,12 @@ CONTIG_RUNS = [(c, 64) for c in CONTIG] + [(c, 1) for c in CONTIG[::7]]
 )
 def test_contiguous(ew, has_fp64, rng, slow, case, chunk):
     op, out_tag, comp_tag, in_tags, p0 = case
-    _need((out_tag, comp_tag) + in_tags, has_fp64)
+    need_fp64(has_fp64, out_tag, comp_tag, *in_tags)
     sizes = (1, 5, 64, 200) if slow else (1, 5, 64, 1000, 4099)  # 1000, 4099: a partial chunk
     for n in sizes:
-        ins = [contig_buf(rng, t, n, off=2 + k, **_gen_kw(op, t, k)) for k, t in enumerate(in_tags)]
+        ins = [
+            contigbuffer(rng, t, n, off=2 + k, **_gen_kw(op, t, k)) for k, t in enumerate(in_tags)
+        ]
         ew.check(op, out_tag, comp_tag, ins, (n,), p0=p0, chunk=chunk)
 
 
@@ -447,8 +444,8 @@ def test_maximum_minimum_nan_inf(ew):
 def test_strided_1d(ew, rng):
     """A step-sliced input (stride 2), a contiguous one and an output with stride 3."""
     for n in (1, 37, 300):
-        a = strided_buf(rng, "float", (n,), (2,), off=5, specials=True)
-        b = strided_buf(rng, "float", (n,), (1,), off=1, specials=True)
+        a = stridedbuffer(rng, "float", (n,), (2,), off=5, specials=True)
+        b = stridedbuffer(rng, "float", (n,), (1,), off=1, specials=True)
         ew.check("mul", "float", "float", [a, b], (n,), out_strides=(3,), out_off=4)
 
 
@@ -457,19 +454,19 @@ def test_strided_2d_add(ew, rng, tag):
     """a transposed (column-major), b broadcast along rows (stride 0), output rows padded."""
     p0 = 3 if tag == "int" else -1.25
     for R, C in ((1, 1), (7, 5), (33, 20)):
-        a = strided_buf(rng, tag, (R, C), (1, R), off=2, **_gen_kw("add", tag, 0))
-        b = strided_buf(rng, tag, (R, C), (0, 1), off=3, **_gen_kw("add", tag, 1))
+        a = stridedbuffer(rng, tag, (R, C), (1, R), off=2, **_gen_kw("add", tag, 0))
+        b = stridedbuffer(rng, tag, (R, C), (0, 1), off=3, **_gen_kw("add", tag, 1))
         ew.check("add", tag, tag, [a, b], (R, C), p0=p0, out_strides=(C + 3, 1), out_off=1)
         # output transposed, input b broadcast along columns
-        b = strided_buf(rng, tag, (R, C), (1, 0), off=0, **_gen_kw("add", tag, 1))
+        b = stridedbuffer(rng, tag, (R, C), (1, 0), off=0, **_gen_kw("add", tag, 1))
         ew.check("add", tag, tag, [a, b], (R, C), p0=p0, out_strides=(1, R), out_off=0)
 
 
 def test_strided_2d_maximum_mixed(ew, rng):
     """bfloat16 and half inputs computed in float (promotion), one sliced in both dims."""
     R, C = 9, 31
-    a = strided_buf(rng, "bfloat16", (R, C), (2 * C + 4, 2), off=3, specials=True)
-    b = strided_buf(rng, "half", (R, C), (C, 1), off=1, specials=True)
+    a = stridedbuffer(rng, "bfloat16", (R, C), (2 * C + 4, 2), off=3, specials=True)
+    b = stridedbuffer(rng, "half", (R, C), (C, 1), off=1, specials=True)
     ew.check("maximum", "float", "float", [a, b], (R, C), out_strides=(C, 1))
 
 
@@ -477,10 +474,10 @@ def test_strided_3d(ew, rng):
     """Rank 3: a permuted input, a broadcast input and a strided output, for a binary op in
     floor division and a unary op (only the input's strides are passed)."""
     shape = (3, 5, 7)
-    a = strided_buf(rng, "float", shape, (1, 3, 15), off=4, specials=True)  # permuted
-    b = strided_buf(rng, "float", shape, (7, 0, 1), off=2, lo=-3, hi=3, specials=True)
+    a = stridedbuffer(rng, "float", shape, (1, 3, 15), off=4, specials=True)  # permuted
+    b = stridedbuffer(rng, "float", shape, (7, 0, 1), off=2, lo=-3, hi=3, specials=True)
     ew.check("div_floor", "float", "float", [a, b], shape, out_strides=(60, 8, 1), out_off=2)
-    x = strided_buf(rng, "half", shape, (70, 2, 10), off=1, specials=True)
+    x = stridedbuffer(rng, "half", shape, (70, 2, 10), off=1, specials=True)
     ew.check("tanh", "half", "half", [x], shape, out_strides=(1, 3, 15))
 
 
@@ -488,17 +485,17 @@ def test_where(ew, rng):
     """where(cond, a, b): bool condition (kept in its own type), float and half values in
     float; strided with a broadcast condition, and contiguous with NaN / Inf values."""
     shape = (4, 6, 5)
-    cond = strided_buf(rng, "bool", shape, (0, 5, 1), off=3)
-    a = strided_buf(rng, "float", shape, (30, 5, 1), off=1, specials=True)
-    b = strided_buf(rng, "half", shape, (1, 4, 24), off=2, specials=True)
+    cond = stridedbuffer(rng, "bool", shape, (0, 5, 1), off=3)
+    a = stridedbuffer(rng, "float", shape, (30, 5, 1), off=1, specials=True)
+    b = stridedbuffer(rng, "half", shape, (1, 4, 24), off=2, specials=True)
     got, _ = ew.check("where", "float", "float", [cond, a, b], shape, out_strides=(35, 6, 1))
     # the condition is read as bool: a stored 2 (non-canonical byte) still selects a
     n = 777
     c = rng.integers(0, 3, n + 1).astype(np.uint8)
     ins = [
         Buf("bool", c, 1),
-        contig_buf(rng, "float", n, 2, specials=True),
-        contig_buf(rng, "half", n, 0, specials=True),
+        contigbuffer(rng, "float", n, 2, specials=True),
+        contigbuffer(rng, "half", n, 0, specials=True),
     ]
     ew.check("where", "float", "float", ins, (n,))
 
@@ -508,13 +505,13 @@ def test_clamp(ew, rng):
     gives NaN, lo > hi gives hi (torch); integers clamp in their own type, integers with a
     float bound compute in float."""
     n = 500
-    x = contig_buf(rng, "float", n, 3, specials=True)
+    x = contigbuffer(rng, "float", n, 3, specials=True)
     both = ("-DHAS_LO", "-DHAS_HI")
     for lo, hi in ((-1.0, 2.0), (np.nan, 1.0), (-1.0, np.nan), (2.0, -1.0), (-np.inf, 0.5)):
         got, _ = ew.check("clamp", "float", "float", [x], (n,), p0=lo, p1=hi, extra=both)
         if np.isnan(lo) or np.isnan(hi):
             assert np.isnan(got).all()
-    xs = strided_buf(rng, "bfloat16", (20, 30), (1, 40), off=2, specials=True)
+    xs = stridedbuffer(rng, "bfloat16", (20, 30), (1, 40), off=2, specials=True)
     ew.check(
         "clamp",
         "bfloat16",
@@ -535,7 +532,7 @@ def test_clamp(ew, rng):
         p1=-0.5,
         extra=("-DHAS_HI",),
     )
-    xi = contig_buf(rng, "int", n, 1, lo=-1000, hi=1000)
+    xi = contigbuffer(rng, "int", n, 1, lo=-1000, hi=1000)
     ew.check("clamp", "int", "int", [xi], (n,), p0=-100, p1=250, extra=both)
     got, _ = ew.check(
         "clamp", "float", "float", [xi], (n,), p0=-99.5, p1=np.nan, ref_op="clamp", extra=both
@@ -545,7 +542,7 @@ def test_clamp(ew, rng):
 
 def test_logical_not_strided(ew, rng):
     """logical_not into bool: NaN and -0.0 read as true / false like torch, strided."""
-    x = strided_buf(rng, "half", (6, 40), (1, 7), off=2, specials=True)
+    x = stridedbuffer(rng, "half", (6, 40), (1, 7), off=2, specials=True)
     got, _ = ew.check("logical_not", "bool", "half", [x], (6, 40), out_strides=(41, 1))
     assert set(np.unique(got)) <= {0, 1}
     vals = to_f64("half", x.view((6, 40)))
@@ -559,11 +556,11 @@ def test_scalar_operand(ew, rng):
     """IN1_SCALAR: b is a kernel argument in REG(COMP_T), contiguous and strided; NaN / Inf /
     -0.0 values."""
     n = 333
-    a = contig_buf(rng, "half", n, 1, specials=True)
+    a = contigbuffer(rng, "half", n, 1, specials=True)
     for value in (2.5, -0.0, np.inf, -np.inf, np.nan, 1e-3):
         for op in ("div_true", "maximum"):
             ew.check(op, "half", "half", [a, Scalar("half", value)], (n,), p0=1.0)
-    ai = strided_buf(rng, "int", (9, 11), (1, 9), off=2, lo=-5000, hi=5000)
+    ai = stridedbuffer(rng, "int", (9, 11), (1, 9), off=2, lo=-5000, hi=5000)
     for value in (-3, 0, 70001):
         got, _ = ew.check(
             "mul", "int", "int", [ai, Scalar("int", value)], (9, 11), out_strides=(12, 1)
@@ -571,7 +568,7 @@ def test_scalar_operand(ew, rng):
         if value == 0:
             assert not got.any()
     # a scalar in front: value - p0 * b
-    b = contig_buf(rng, "float", n, 4, specials=True)
+    b = contigbuffer(rng, "float", n, 4, specials=True)
     ew.check("sub", "float", "float", [Scalar("float", 1.5), b], (n,), p0=2.0)
 
 
@@ -579,8 +576,8 @@ def test_idx64(ew, rng):
     """-DIDX64 (64-bit index arithmetic) gives the same results on small sizes, contiguous
     and strided."""
     n = 1000
-    ins = [contig_buf(rng, "float", n, 1, specials=True), contig_buf(rng, "float", n, 2)]
+    ins = [contigbuffer(rng, "float", n, 1, specials=True), contigbuffer(rng, "float", n, 2)]
     ew.check("add", "float", "float", ins, (n,), p0=0.5, idx64=True)
-    a = strided_buf(rng, "float", (13, 17), (1, 13), off=3, specials=True)
-    b = strided_buf(rng, "float", (13, 17), (0, 1), off=1)
+    a = stridedbuffer(rng, "float", (13, 17), (1, 13), off=3, specials=True)
+    b = stridedbuffer(rng, "float", (13, 17), (0, 1), off=1)
     ew.check("add", "float", "float", [a, b], (13, 17), p0=0.5, out_strides=(20, 1), idx64=True)

@@ -13,7 +13,7 @@ forward then writes NaN for that row, the backward leaves the row alone.
 
 import numpy as np
 import pytest
-from cl_tags import FLOAT_TAGS, STORE, store, to_f64
+from cl_tags import FLOAT_TAGS, STORE, buffer, need_fp64, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
 
@@ -26,18 +26,8 @@ FILL = 77.0  # every element of a buffer that the kernel must not write
 SHAPES = [(1, 1), (1, 6), (7, 3), (64, 10), (65, 33), (200, 5)]
 
 
-def _need(tag, has_fp64):
-    if tag == "double" and not has_fp64:
-        pytest.skip("device has no cl_khr_fp64")
-
-
 def acc_of(tag):
     return "double" if tag == "double" else "float"
-
-
-def _buf(ctx, arr):
-    mf = cl.mem_flags
-    return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(arr))
 
 
 def strided(flat, off, shape, strides):
@@ -115,17 +105,17 @@ def run_forward(ctx, queue, build, tag, has_weight, x, lay, t, w, ignore_index, 
     _, in_off, sn, sc, t_off, t_stride = lay
     N, C = x.shape
     prg = build("loss", [f"-DT={tag}", f"-DACC_T={acc_of(tag)}"] + ["-DHAS_WEIGHT"] * has_weight)
-    in_buf = _buf(ctx, matrix_buffer(tag, x, in_off, sn, sc))
-    t_buf = _buf(ctx, vector_buffer(np.int64, t, t_off, t_stride, -7))
+    in_buf = buffer(ctx, matrix_buffer(tag, x, in_off, sn, sc))
+    t_buf = buffer(ctx, vector_buffer(np.int64, t, t_off, t_stride, -7))
     w_off = 1
-    w_buf = _buf(ctx, vector_buffer(STORE[tag], w, w_off, 1, store(tag, FILL)))
+    w_buf = buffer(ctx, vector_buffer(STORE[tag], w, w_off, 1, store(tag, FILL)))
     loss_off, wsum_off = 4, 2
     fill = store(tag, FILL)
     loss0 = np.full(loss_off + N + 2, fill, dtype=STORE[tag])
     wsum0 = np.full(wsum_off + N + 2, fill, dtype=STORE[tag])
-    loss_buf, wsum_buf = _buf(ctx, loss0), _buf(ctx, wsum0)
+    loss_buf, wsum_buf = buffer(ctx, loss0), buffer(ctx, wsum0)
     err = np.array([err0], np.int32)
-    err_buf = _buf(ctx, err)
+    err_buf = buffer(ctx, err)
     u64, i64 = np.uint64, np.int64
     cl.Kernel(prg, "nll_loss_forward")(
         queue, (-(-N // LWS) * LWS,), (LWS,), u64(N), u64(C), in_buf, u64(in_off), i64(sn),
@@ -158,7 +148,7 @@ def check_forward(tag, has_weight, x, t, w, ignore_index, got_loss, got_wsum, wh
 @pytest.mark.parametrize("has_weight", (False, True), ids=("no_weight", "weight"))
 @pytest.mark.parametrize("tag", FLOAT_TAGS)
 def test_forward(ctx, queue, build, has_fp64, rng, tag, has_weight):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     code = int(rng.integers(1, 1000))
     for N, C in SHAPES:
         for k, lay in enumerate(layouts(N, C)):
@@ -187,7 +177,7 @@ def invalid_rows(rng, N, C):
 @pytest.mark.parametrize("has_weight", (False, True), ids=("no_weight", "weight"))
 @pytest.mark.parametrize("tag", FLOAT_TAGS)
 def test_forward_invalid_target(ctx, queue, build, has_fp64, rng, tag, has_weight):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     for N, C in ((1, 4), (9, 5), (70, 12)):
         lay = layouts(N, C)[1]
         code = int(rng.integers(1, 1000))
@@ -236,15 +226,15 @@ def run_backward(
     prg = build("loss", opts)
     fill = store(tag, FILL)
     gin0 = matrix_buffer(tag, np.zeros((N, C), STORE[tag]), gin_off, sn, sc)  # zero-filled
-    gin_buf = _buf(ctx, gin0)
-    t_buf = _buf(ctx, vector_buffer(np.int64, t, t_off, t_stride, -7))
+    gin_buf = buffer(ctx, gin0)
+    t_buf = buffer(ctx, vector_buffer(np.int64, t, t_off, t_stride, -7))
     w_off, gout_off, tw_off = 2, 3, 1
-    w_buf = _buf(ctx, vector_buffer(STORE[tag], w, w_off, 1, fill))
+    w_buf = buffer(ctx, vector_buffer(STORE[tag], w, w_off, 1, fill))
     n_g = N if gout_stride else 1
-    gout_buf = _buf(ctx, vector_buffer(STORE[tag], gout[:n_g], gout_off, gout_stride or 1, fill))
-    tw_buf = _buf(ctx, vector_buffer(STORE[tag], [tw], tw_off, 1, fill))
+    gout_buf = buffer(ctx, vector_buffer(STORE[tag], gout[:n_g], gout_off, gout_stride or 1, fill))
+    tw_buf = buffer(ctx, vector_buffer(STORE[tag], [tw], tw_off, 1, fill))
     err = np.array([err0], np.int32)
-    err_buf = _buf(ctx, err)
+    err_buf = buffer(ctx, err)
     u64, i64 = np.uint64, np.int64
     cl.Kernel(prg, "nll_loss_backward")(
         queue, (-(-N // LWS) * LWS,), (LWS,), u64(N), u64(C), gin_buf, u64(gin_off), i64(sn),
@@ -289,7 +279,7 @@ def check_backward(tag, has_weight, mode, t, w, ignore_index, gout, tw, res, wha
 @pytest.mark.parametrize("has_weight", (False, True), ids=("no_weight", "weight"))
 @pytest.mark.parametrize("tag", FLOAT_TAGS)
 def test_backward(ctx, queue, build, has_fp64, rng, tag, has_weight, mode):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     code = int(rng.integers(1, 1000))
     for N, C in SHAPES:
         for k, (t_off, t_stride) in enumerate(((1, 1), (3, 2))):

@@ -11,7 +11,7 @@ import pathlib
 
 import numpy as np
 import pytest
-from cl_tags import FLOAT_TAGS, STORE, to_f64
+from cl_tags import FLOAT_TAGS, STORE, buffer, need_fp64, strided_input, to_f64, view2d
 
 cl = pytest.importorskip("pyopencl")
 
@@ -85,29 +85,6 @@ def gen(rng, tag, op, shape):
     return rng.integers(lo, hi, size=shape, endpoint=True).astype(STORE[tag])
 
 
-def make_input(tag, data, in_off, sm, sk, pad=3):
-    """Flat buffer (sentinel-filled) holding data[m, k] at in_off + m*sm + k*sk."""
-    M, K = data.shape
-    n = in_off + pad + 1
-    if M and K:
-        n += (M - 1) * sm + (K - 1) * sk
-    flat = np.full(n, sentinel(tag), dtype=STORE[tag])
-    if M and K:
-        isz = flat.itemsize
-        view = np.lib.stride_tricks.as_strided(
-            flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=True
-        )
-        view[...] = data
-    return flat
-
-
-def view2d(flat, M, K, in_off, sm, sk):
-    isz = flat.itemsize
-    return np.lib.stride_tricks.as_strided(
-        flat[in_off:], shape=(M, K), strides=(sm * isz, sk * isz), writeable=False
-    )
-
-
 def reference(tag, op, vals, scale=None):
     """float64 (floats) or wrapped int64 (integers) reference over axis 1."""
     if tag in FLOAT_TAGS:
@@ -120,11 +97,6 @@ def reference(tag, op, vals, scale=None):
         return {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[op](
             vals.astype(np.int64), axis=1
         )
-
-
-def _buf(ctx, arr):
-    mf = cl.mem_flags
-    return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(arr))
 
 
 def _opts(in_tag, out_tag, acc_tag, op, lws):
@@ -147,8 +119,8 @@ def run_reduce(
     out_tag = out_tag or out_d
     n_out = out_off + (M - 1) * out_stride + 1 + 2
     out_fill = np.full(n_out, 77, dtype=STORE[out_tag])
-    out_buf = _buf(ctx, out_fill)
-    in_buf = _buf(ctx, flat)
+    out_buf = buffer(ctx, out_fill)
+    in_buf = buffer(ctx, flat)
     scale_arg = REG[acc_tag](scale)
     prog = build("reduce", _opts(in_tag, out_tag, acc_tag, op, lws))
     u64, i64 = np.uint64, np.int64
@@ -168,7 +140,7 @@ def run_reduce(
             chunk = max(1, -(-K // G))
         part_off = 3  # partials live inside a larger allocation on the device
         part = np.full(part_off + M * G, 55, dtype=STORE[acc_tag])
-        part_buf = _buf(ctx, part)
+        part_buf = buffer(ctx, part)
         cl.Kernel(prog, "reduce_partial")(
             queue, (M * G * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
             part_buf, u64(part_off), u64(G), u64(chunk),
@@ -224,11 +196,6 @@ def slow(ctx):
     return "oclgrind" in (ctx.devices[0].platform.name + ctx.devices[0].name).lower()
 
 
-def _need(tag, has_fp64):
-    if tag == "double" and not has_fp64:
-        pytest.skip("device has no cl_khr_fp64")
-
-
 # (M, K) shapes: single row/column, odd sizes, M > K, K around multiples of LWS and RED_BLOCK
 SHAPES = [(1, 1), (1, 300), (7, 1), (5, 37), (33, 5), (3, 1000), (130, 20), (2, 65)]
 SHAPES_SLOW = [(1, 1), (1, 70), (5, 1), (3, 9), (9, 4)]
@@ -254,12 +221,12 @@ ALL_TAGS = FLOAT_TAGS + INT_TAGS
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_reduce_layouts(ctx, queue, build, has_fp64, rng, slow, kernel, op, tag):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     lws = 16 if slow else 256
     for M, K in SHAPES_SLOW if slow else SHAPES:
         for name, in_off, sm, sk, out_off, out_stride in layouts(M, K):
             data = gen(rng, tag, op, (M, K))
-            flat = make_input(tag, data, in_off, sm, sk)
+            flat = strided_input(sentinel(tag), data, in_off, sm, sk)
             got, out_tag, acc_tag = run_reduce(
                 ctx, queue, build, kernel, tag, op, flat, M, K, in_off, sm, sk,
                 out_off=out_off, out_stride=out_stride, lws=lws,
@@ -276,7 +243,7 @@ def test_reduce_layouts(ctx, queue, build, has_fp64, rng, slow, kernel, op, tag)
 def test_broadcast_row_stride_zero(ctx, queue, build, rng, kernel):
     M, K = 6, 50
     data = np.broadcast_to(gen(rng, "float", "sum", (1, K)), (M, K))
-    flat = make_input("float", data[:1], 2, 0, 1)
+    flat = strided_input(sentinel("float"), data[:1], 2, 0, 1)
     got, out_tag, acc_tag = run_reduce(
         ctx, queue, build, kernel, "float", "sum", flat, M, K, 2, 0, 1
     )
@@ -287,7 +254,7 @@ def test_broadcast_row_stride_zero(ctx, queue, build, rng, kernel):
 @pytest.mark.parametrize("op", ("sum", "prod"))
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_k_zero(ctx, queue, build, has_fp64, kernel, op, tag):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     M = 5
     flat = np.full(4, sentinel(tag), dtype=STORE[tag])
     got, out_tag, _ = run_reduce(
@@ -303,7 +270,7 @@ def test_partial_empty_chunks(ctx, queue, build, rng, op, tag):
     """More chunks than needed: trailing chunks are empty and must yield the identity."""
     M, K = 3, 10
     data = gen(rng, tag, op, (M, K))
-    flat = make_input(tag, data, 1, K, 1)
+    flat = strided_input(sentinel(tag), data, 1, K, 1)
     for G, chunk in ((4, 5), (8, 2), (12, 1), (3, 100)):
         got, out_tag, acc_tag = run_reduce(
             ctx, queue, build, "partial", tag, op, flat, M, K, 1, K, 1, G=G, chunk=chunk, lws=8
@@ -314,10 +281,10 @@ def test_partial_empty_chunks(ctx, queue, build, rng, op, tag):
 @pytest.mark.parametrize("tag", ("float", "double", "half", "bfloat16"))
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_mean_scale(ctx, queue, build, has_fp64, rng, kernel, tag):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     for M, K in ((4, 33), (1, 1000), (40, 7)):
         data = gen(rng, tag, "sum", (M, K))
-        flat = make_input(tag, data, 0, K, 1)
+        flat = strided_input(sentinel(tag), data, 0, K, 1)
         scale = 1.0 / K
         got, out_tag, acc_tag = run_reduce(
             ctx, queue, build, kernel, tag, "sum", flat, M, K, 0, K, 1, scale=scale, lws=64
@@ -333,7 +300,7 @@ def test_low_precision_output(ctx, queue, build, rng, kernel, op, tag):
     """OUT_T = half / bfloat16 (rounded store), accumulation in float."""
     M, K = 9, 77
     data = gen(rng, tag, op, (M, K))
-    flat = make_input(tag, data, 3, 1, M)
+    flat = strided_input(sentinel(tag), data, 3, 1, M)
     got, out_tag, acc_tag = run_reduce(
         ctx, queue, build, kernel, tag, op, flat, M, K, 3, 1, M, out_tag=tag, lws=32
     )
@@ -362,13 +329,13 @@ def _special_rows(tag, K):
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_nan_inf(ctx, queue, build, has_fp64, kernel, op, tag):
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     for K in (7, 300):
         data32 = _special_rows(tag, K)
         M = data32.shape[0]
         data = data32.astype(np.float64) if tag == "double" else from_f32(tag, data32)
         for in_off, sm, sk in ((0, K, 1), (2, 1, M + 1)):
-            flat = make_input(tag, data, in_off, sm, sk)
+            flat = strided_input(sentinel(tag), data, in_off, sm, sk)
             got, out_tag, acc_tag = run_reduce(
                 ctx, queue, build, kernel, tag, op, flat, M, K, in_off, sm, sk, lws=64
             )
@@ -397,7 +364,7 @@ def test_local_sizes(ctx, queue, build, rng, kernel, op, lws):
     for tag in ("float", "int"):
         for M, K in ((3, 1), (5, 700), (11, 13)):
             data = gen(rng, tag, op, (M, K))
-            flat = make_input(tag, data, 1, K + 1, 1)
+            flat = strided_input(sentinel(tag), data, 1, K + 1, 1)
             got, out_tag, acc_tag = run_reduce(
                 ctx, queue, build, kernel, tag, op, flat, M, K, 1, K + 1, 1, lws=lws, G=5
             )
@@ -418,7 +385,7 @@ def test_local_sizes(ctx, queue, build, rng, kernel, op, lws):
 )
 def test_large_row_partial(ctx, queue, build, has_fp64, rng, slow, tag, op):
     """K = 2^20 + 3 split over G chunks, then finished by reduce_rows (sum also as mean)."""
-    _need(tag, has_fp64)
+    need_fp64(has_fp64, tag)
     if slow:
         pytest.skip("too large for a simulator")
     K = 2**20 + 3
@@ -427,7 +394,7 @@ def test_large_row_partial(ctx, queue, build, has_fp64, rng, slow, tag, op):
         if op == "sum" and tag in FLOAT_TAGS:
             data_f = to_f64(tag, data) + 0.5  # nonzero mean so the sum is not near zero
             data = data_f if tag == "double" else from_f32(tag, data_f.astype(np.float32))
-        flat = make_input(tag, data, in_off, sm, sk)
+        flat = strided_input(sentinel(tag), data, in_off, sm, sk)
         vals = to_f64(tag, view2d(flat, M, K, in_off, sm, sk))
         got, out_tag, acc_tag = run_reduce(
             ctx, queue, build, "partial", tag, op, flat, M, K, in_off, sm, sk, G=G
@@ -452,7 +419,7 @@ def test_large_row_single_group(ctx, queue, build, rng, slow):
         pytest.skip("too large for a simulator")
     K = 2**20 + 3
     data = (rng.standard_normal((1, K)) + 0.5).astype(np.float32)
-    flat = make_input("float", data, 0, K, 1)
+    flat = strided_input(sentinel("float"), data, 0, K, 1)
     got, out_tag, acc_tag = run_reduce(
         ctx, queue, build, "rows", "float", "sum", flat, 1, K, 0, K, 1
     )
@@ -470,7 +437,7 @@ def test_int_sum_widens(ctx, queue, build):
         ("char", -128, -128 * K),
     ):
         data = np.full((2, K), val, dtype=STORE[tag])
-        flat = make_input(tag, data, 0, K, 1)
+        flat = strided_input(sentinel(tag), data, 0, K, 1)
         for kernel in KERNELS:
             got, out_tag, _ = run_reduce(ctx, queue, build, kernel, tag, "sum", flat, 2, K, 0, K, 1)
             assert out_tag == "long"
@@ -487,7 +454,7 @@ def test_integer_minmax_limits(ctx, queue, build, own_acc):
         else:
             lo, hi = np.iinfo(STORE[tag]).min, np.iinfo(STORE[tag]).max
         data = np.array([[lo] * 5, [hi] * 5, [lo, hi, lo, hi, lo]]).astype(STORE[tag])
-        flat = make_input(tag, data, 0, 5, 1)
+        flat = strided_input(sentinel(tag), data, 0, 5, 1)
         for kernel in KERNELS:
             for op in ("max", "min"):
                 got, out_tag, acc_tag = run_reduce(

@@ -11,7 +11,7 @@ come back untouched. The reference is computed in float64 from the stored input 
 
 import numpy as np
 import pytest
-from cl_tags import FLOAT_TAGS, STORE, store, to_f64
+from cl_tags import FLOAT_TAGS, STORE, buffer, need_fp64, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
 
@@ -50,18 +50,8 @@ def slow(ctx):
     return "oclgrind" in (ctx.devices[0].platform.name + ctx.devices[0].name).lower()
 
 
-def _need(has_fp64, *tags):
-    if "double" in tags and not has_fp64:
-        pytest.skip("device has no cl_khr_fp64")
-
-
 def acc_of(in_tag):
     return "double" if in_tag == "double" else "float"
-
-
-def _buf(ctx, arr):
-    mf = cl.mem_flags
-    return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(arr))
 
 
 def padded(tag, data, pad):
@@ -90,8 +80,8 @@ def run_forward(ctx, queue, build, in_tag, out_tag, log, data, lws=LWS):
     """data: stored values [M, K] of in_tag; returns the output [M, K] as float64."""
     M, K = data.shape
     prg = build("softmax", _opts(in_tag, out_tag, log, lws))
-    in_buf = _buf(ctx, padded(in_tag, data, IN_PAD))
-    out_buf = _buf(ctx, padded(out_tag, np.zeros(0, STORE[out_tag]), OUT_PAD + M * K))
+    in_buf = buffer(ctx, padded(in_tag, data, IN_PAD))
+    out_buf = buffer(ctx, padded(out_tag, np.zeros(0, STORE[out_tag]), OUT_PAD + M * K))
     u64 = np.uint64
     cl.Kernel(prg, "softmax_forward")(
         queue, (M * lws,), (lws,), u64(M), u64(K), in_buf, u64(IN_PAD), out_buf, u64(OUT_PAD)
@@ -103,10 +93,10 @@ def run_backward(ctx, queue, build, in_tag, out_tag, log, g, y, lws=LWS):
     """g, y: stored values [M, K] of in_tag; returns grad_in [M, K] as float64."""
     M, K = g.shape
     prg = build("softmax", _opts(in_tag, out_tag, log, lws))
-    g_buf = _buf(ctx, padded(in_tag, g, IN_PAD))
+    g_buf = buffer(ctx, padded(in_tag, g, IN_PAD))
     y_off = IN_PAD + 2  # a different offset for each operand
-    y_buf = _buf(ctx, padded(in_tag, y, y_off))
-    gin_buf = _buf(ctx, padded(out_tag, np.zeros(0, STORE[out_tag]), OUT_PAD + M * K))
+    y_buf = buffer(ctx, padded(in_tag, y, y_off))
+    gin_buf = buffer(ctx, padded(out_tag, np.zeros(0, STORE[out_tag]), OUT_PAD + M * K))
     u64 = np.uint64
     cl.Kernel(prg, "softmax_backward")(
         queue, (M * lws,), (lws,), u64(M), u64(K), g_buf, u64(IN_PAD), y_buf, u64(y_off),
@@ -166,7 +156,7 @@ def rows_of(slow, K):
 @pytest.mark.parametrize("log", (False, True), ids=("softmax", "log_softmax"))
 @pytest.mark.parametrize("in_tag,out_tag", FWD_TAGS)
 def test_forward(ctx, queue, build, has_fp64, rng, slow, in_tag, out_tag, log, K):
-    _need(has_fp64, in_tag, out_tag)
+    need_fp64(has_fp64, in_tag, out_tag)
     M = rows_of(slow, K)
     # a different scale and shift per row; exp(x - max) stays far from float underflow
     x = rng.standard_normal((M, K)) * rng.uniform(0.5, 4, (M, 1)) + rng.uniform(-30, 30, (M, 1))
@@ -186,7 +176,7 @@ def test_forward(ctx, queue, build, has_fp64, rng, slow, in_tag, out_tag, log, K
 @pytest.mark.parametrize("log", (False, True), ids=("softmax", "log_softmax"))
 @pytest.mark.parametrize("in_tag,out_tag", BWD_TAGS)
 def test_backward(ctx, queue, build, has_fp64, rng, slow, in_tag, out_tag, log, K):
-    _need(has_fp64, in_tag, out_tag)
+    need_fp64(has_fp64, in_tag, out_tag)
     M = rows_of(slow, K)
     # y is a real forward output (of random logits), g a random gradient
     y, _ = ref_forward(rng.standard_normal((M, K)) * 2, log)
@@ -243,7 +233,7 @@ def special_cases(rng):
 @pytest.mark.parametrize("log", (False, True), ids=("softmax", "log_softmax"))
 @pytest.mark.parametrize("tag", FLOAT_TAGS)
 def test_forward_nan_inf(ctx, queue, build, has_fp64, rng, tag, log):
-    _need(has_fp64, tag)
+    need_fp64(has_fp64, tag)
     for K, x in special_cases(rng):
         data = store(tag, x)
         got = run_forward(ctx, queue, build, tag, tag, log, data)
