@@ -9,6 +9,7 @@
     nox -s kernels           OpenCL kernel tests through pyopencl only (no torch, no build)
     nox -s oclgrind          kernel and op tests on the Oclgrind simulator
     nox -s bench             benchmarks/bench_runtime.py against the built wheel
+    nox -s stress            the thread stress tests, 20x longer than in the default suite
     nox -s test -- -x -k add extra arguments go to pytest (to bench_runtime.py for bench)
     nox -s lint -- fix       apply ruff and clang-format fixes instead of checking
 
@@ -305,6 +306,17 @@ def oclgrind(session: nox.Session) -> None:
     """
     _install_wheel(session, "pocl,test", "pyopencl[pocl,oclgrind]")
     session.run("bash", "ci/run-oclgrind.sh", *session.posargs, external=True)
+
+
+@nox.session
+def stress(session: nox.Session) -> None:
+    """tests/runtime/test_threads.py with many more steps per thread (TORCH_OCL_STRESS_STEPS)."""
+    _install_wheel(session, "pocl,test")
+    steps = os.environ.get("TORCH_OCL_STRESS_STEPS", "2400")
+    session.run(
+        "python", "-m", "pytest", "tests/runtime/test_threads.py", "-q", *session.posargs,
+        env={"TORCH_OCL_STRESS_STEPS": steps},
+    )  # fmt: skip
 
 
 @nox.session

@@ -79,7 +79,10 @@ struct DeviceBatches {
 
 std::mutex g_mutex;  // everything below; taken after the launch and allocator mutexes
 std::array<DeviceBatches, kMaxDevices> g_devices;
-// Per stream: whether a batch is pending, read without the mutex by batch_flush.
+// Per stream: whether a batch is pending or being enqueued. batch_flush reads it without the
+// mutex, so it is cleared only after the batch's kernel is on the queue (release), and read with
+// acquire: a thread that sees false knows every batch recorded before is already enqueued, so
+// its own enqueue lands behind it on the in-order queue.
 std::array<std::array<std::atomic<bool>, kNumStreams>, kMaxDevices> g_nonempty{};
 int64_t g_ops = 0, g_launches = 0;  // batch_counts()
 
@@ -158,10 +161,14 @@ void flush_locked(int device, int64_t stream_id, Pending& p) {
   const BatchList list = p.list;
   cl_mem slots[kSlots];
   for (int i = 0; i < kSlots; ++i) slots[i] = i < p.nslots ? p.slots[i] : p.slots[0];
-  // Reset first: an enqueue error below must not leave the batch to be enqueued again.
+  // Reset first: an enqueue error below must not leave the batch to be enqueued again. The
+  // pending flag stays set until the kernel is enqueued (or failed): see g_nonempty.
   p.list.count = 0;
   p.nslots = 0;
-  g_nonempty[device][stream_id].store(false, std::memory_order_relaxed);
+  struct ClearFlag {
+    std::atomic<bool>& flag;
+    ~ClearFlag() { flag.store(false, std::memory_order_release); }
+  } clear{g_nonempty[device][stream_id]};
   for (cl_uint i = 0; i < kSlots; ++i) set_arg(k, i, sizeof(cl_mem), &slots[i]);
   set_arg(k, kSlots, sizeof(list), &list);
   const c10::Stream s(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, device),
@@ -229,14 +236,14 @@ bool batch_record(int device, const char* op, at::ScalarType t, int64_t n, const
   if (p.list.count == kBatchMax) {
     flush_locked(device, stream_id, p);
   } else {
-    g_nonempty[device][stream_id].store(true, std::memory_order_relaxed);
+    g_nonempty[device][stream_id].store(true, std::memory_order_release);
   }
   return true;
 }
 
 void batch_flush(int device, int64_t stream_id) {
   if (device < 0 || device >= kMaxDevices || stream_id < 0 || stream_id >= kNumStreams) return;
-  if (!g_nonempty[device][stream_id].load(std::memory_order_relaxed)) return;
+  if (!g_nonempty[device][stream_id].load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (const auto& p = g_devices[device].pending[stream_id]) flush_locked(device, stream_id, *p);
 }
