@@ -1,5 +1,16 @@
 // Streams: each is an in-order OpenCL command queue of one device. Stream id 0 is the default
 // stream; ids 1..kPoolSize come from a lazily created pool handed out round-robin.
+//
+// Thread-safety contract of the runtime (tests/runtime/test_threads.py checks it):
+// - Any thread may enqueue on any stream at any time; the current stream is per thread, and every
+//   thread starts on the default stream, so threads share it unless they pick their own.
+// - On one stream, work runs in the order its enqueue calls returned, across threads. When thread
+//   A's op happens-before thread B's op in the C++ sense (a join, a queue hand-off, a lock), B's
+//   op runs after A's, pending tiny-op batches included (runtime/Batch.h).
+// - A read (.cpu(), .item()) waits for everything enqueued on its stream before it, by any thread.
+// - Ops of different threads on the same stream, not ordered by the program, run in some order;
+//   writing one tensor from two threads without ordering them is a race, as on CUDA.
+// - The allocator, program cache, generators and error words are safe to use from many threads.
 #pragma once
 
 #include <CL/cl.h>
