@@ -3,7 +3,8 @@
 // Build options: -DIN_T=<tag> -DOUT_T=<tag> -DACC_T=<float|double> [-DLOG] -DLWS=<power of 2>
 // Launch (both kernels): global = {M*LWS}, local = {LWS}; one work-group per row.
 //   softmax_forward:  out = exp(x - max) / sum(exp(x - max)), or with LOG
-//                     out = x - max - log(sum(exp(x - max)))
+//                     out = (x - max) - log(sum(exp(x - max)))  (x - max first: it is exact
+//                     for the largest logits, where x - (max + log(sum)) would cancel)
 //   softmax_backward: y is the forward output, g the gradient of it; grad_in written to gin.
 //                     LOG:  gin = g - exp(y) * sum(g)
 //                     else: gin = y * (g - sum(g * y))
@@ -51,9 +52,9 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void softmax_forward(
   for (ulong k = lid; k < K; k += LWS) s += exp((ACC)LOAD(IN_T, in, ib + k) - mx);
   s = group_reduce(s, scratch, lid, 0);
 #ifdef LOG
-  const ACC shift = mx + log(s);
+  const ACC log_s = log(s);
   for (ulong k = lid; k < K; k += LWS)
-    STORE(OUT_T, out, ob + k, CONVERT(OUT_T, (ACC)LOAD(IN_T, in, ib + k) - shift));
+    STORE(OUT_T, out, ob + k, CONVERT(OUT_T, ((ACC)LOAD(IN_T, in, ib + k) - mx) - log_s));
 #else
   const ACC inv = (ACC)1 / s;
   for (ulong k = lid; k < K; k += LWS)

@@ -60,6 +60,20 @@ def test_softmax_nan_inf_and_large_row():
     assert_ocl_close(F.log_softmax(big.to(DEVICE), dim=1), F.log_softmax(big.double(), 1).float())
 
 
+@pytest.mark.parametrize("offset", [100.0, 1e4, 1e6, 1e8, -1e8])
+def test_log_softmax_and_cross_entropy_keep_precision_at_large_logits(offset):
+    """(x - max) - log(sum) is exact where x - (max + log(sum)) cancelled: with logits near 1e8
+    every log-probability came out 0 instead of about -log(K)."""
+    x = make_cpu((5, 7), torch.float32, seed=6) + offset
+    x[0] = offset  # a row of equal logits: every entry is -log(7)
+    ref = F.log_softmax(x.double(), dim=1)
+    got = F.log_softmax(x.to(DEVICE), dim=1).cpu().double()
+    torch.testing.assert_close(got, ref, rtol=0, atol=2e-6)
+    target = torch.randint(0, 7, (5,), generator=torch.Generator().manual_seed(7))
+    loss = F.cross_entropy(x.to(DEVICE), target.to(DEVICE)).cpu().double()
+    torch.testing.assert_close(loss, F.cross_entropy(x.double(), target), rtol=0, atol=2e-6)
+
+
 LOSS_KWARGS = [
     {},
     {"reduction": "sum"},
