@@ -10,6 +10,7 @@ import torch
 from ocl_testing import (
     ALL_DTYPES,
     DEVICE,
+    FLOAT_DTYPES,
     LARGE,
     assert_ocl_close,
     dtype_id,
@@ -118,6 +119,35 @@ def test_conversion_of_non_contiguous_source():
     xo = x.to(DEVICE)
     assert_ocl_close(xo.t().to(torch.int32), x.t().to(torch.int32))
     assert_ocl_close(xo[::2].half(), x[::2].half())
+
+
+# Values outside the narrow type's range: CPU torch converts float -> uint8 through int64 and
+# float -> int8/int16 through int32, then wraps. Only values inside int64 (uint8) or int32
+# (int8/int16) are used: beyond them the C++ conversion itself is undefined.
+WRAP_VALUES = [-1.0, -100.0, 300.0, 255.5, -0.5, 1.7, 70000.0, -40000.5, 2.0e9, -2.0e9]
+WRAP_VALUES_UINT8 = WRAP_VALUES + [3e9, -3e9, 3000000128.0, 1e10, -1e10]
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 64, 65, 1000, 4097, 100_003])
+@pytest.mark.parametrize("dst", [torch.uint8, torch.int8, torch.int16], ids=dtype_id)
+@pytest.mark.parametrize("src", FLOAT_DTYPES, ids=dtype_id)
+def test_narrow_integer_conversion_wraps_like_cpu_at_every_size(src, dst, n):
+    """The result of float -> uint8/int8/int16 no longer depends on the tensor's size (it
+    saturated in the vectorised kernel and wrapped in the scalar one)."""
+    skip_unsupported(src)
+    values = torch.tensor(WRAP_VALUES_UINT8 if dst == torch.uint8 else WRAP_VALUES)
+    g = torch.Generator().manual_seed(n)
+    x = values[torch.randint(0, len(values), (n,), generator=g)]
+    x = x + torch.rand(n, generator=g, dtype=torch.float64).float() * 0.5
+    x = x.to(src)
+    x = x[x.isfinite()] if src == torch.float16 else x  # 70000 is inf in float16
+    xo = x.to(DEVICE)
+    assert_ocl_close(xo.to(dst), x.to(dst), exact=True)
+    if x.numel() > 2:  # a strided source and destination take the general kernel
+        out = torch.empty(x.numel() * 2, dtype=dst, device=DEVICE)[::2]
+        out.copy_(xo)
+        assert_ocl_close(out, x.to(dst), exact=True)
+        assert_ocl_close(xo[::3].to(dst), x[::3].to(dst), exact=True)
 
 
 def test_non_contiguous_host_to_device():
