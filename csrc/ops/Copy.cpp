@@ -5,6 +5,7 @@
 // are first copied into a staging buffer that the driver frees when the transfer completes.
 // Device-to-host copies wait (the host needs the data), except into pinned memory with
 // non_blocking=True.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
@@ -79,6 +80,9 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
     if (dst.numel() == 0) return;
     BufferRef s = buffer_of(src), d = buffer_of(dst);
     if (s.mem == d.mem && s.offset == d.offset) return;
+    // The CPU's error for x[1:] = x[:-1] (clEnqueueCopyBuffer would fail with
+    // CL_MEM_COPY_OVERLAP); the TensorIterator below checks the other layouts the same way.
+    at::assert_no_partial_overlap(dst, src);
     cl_command_queue q = current_queue(dst.device().index());
     OCL_CHECK(cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, dst.nbytes(), 0,
                                        nullptr, nullptr));

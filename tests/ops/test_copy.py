@@ -150,6 +150,38 @@ def test_narrow_integer_conversion_wraps_like_cpu_at_every_size(src, dst, n):
         assert_ocl_close(xo[::3].to(dst), x[::3].to(dst), exact=True)
 
 
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x[1:].copy_(x[:-1]),
+        lambda x: x[:4].copy_(x[2:]),
+        lambda x: x.view(2, 3).copy_(x.view(3, 2).t()),
+        lambda x: x.expand(2, 6).copy_(torch.ones(2, 6, device=x.device)),
+    ],
+    ids=["shift-right", "shift-left", "transposed", "expanded-destination"],
+)
+def test_overlapping_copy_raises_like_cpu(write):
+    """x[1:] = x[:-1] showed a raw OpenCL error (-8); now the CPU's explanation."""
+    x = make_cpu((6,), torch.float32, seed=3)
+    with pytest.raises(RuntimeError) as cpu_err:
+        write(x.clone())
+    xo = x.to(DEVICE)
+    with pytest.raises(RuntimeError) as ocl_err:
+        write(xo)
+    assert str(ocl_err.value) == str(cpu_err.value)
+    assert_ocl_close(xo, x, exact=True)  # untouched, and the device still works
+    assert_ocl_close(xo * 2, x * 2)
+
+
+def test_copy_onto_itself_and_from_a_clone_work():
+    x = make_cpu((6,), torch.float32, seed=4)
+    xo = x.to(DEVICE)
+    xo.copy_(xo)
+    xo[1:] = xo[:-1].clone()
+    x[1:] = x[:-1].clone()
+    assert_ocl_close(xo, x, exact=True)
+
+
 def test_non_contiguous_host_to_device():
     x = make_cpu((13, 7), torch.float32)
     # Non-contiguous CPU source into a contiguous ocl destination.
