@@ -1,6 +1,8 @@
 // Binary arithmetic: add, sub, mul, div (all rounding modes), maximum, minimum, bitwise ops,
 // threshold_backward (relu's gradient), sigmoid/tanh backward. Functional, in-place and out=.
+#include <ATen/OpMathType.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/native/BinaryOps.h>
 #include <ATen/native/TensorIterator.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
@@ -72,34 +74,36 @@ at::Tensor run(at::Tensor out, const at::Tensor& a, const at::Tensor& b, Builder
   return iter.output();
 }
 
-EwParams alpha(const at::Scalar& a) {
+// add/sub's alpha, with ATen's own check (no float alpha for integer tensors, no alpha for bool).
+EwParams alpha(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
+  at::native::alpha_check(at::result_type(a, b), al);
   EwParams p;
-  p.p0 = a;
+  p.p0 = al;
   return p;
 }
 
 at::Tensor add(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
-  return run({}, a, b, binary, "add", alpha(al));
+  return run({}, a, b, binary, "add", alpha(a, b, al));
 }
 at::Tensor& add_(at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
-  run(a, a, b, binary, "add", alpha(al));
+  run(a, a, b, binary, "add", alpha(a, b, al));
   return a;
 }
 at::Tensor& add_out(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al,
                     at::Tensor& out) {
-  run(out, a, b, binary, "add", alpha(al));
+  run(out, a, b, binary, "add", alpha(a, b, al));
   return out;
 }
 at::Tensor sub(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
-  return run({}, a, b, binary, "sub", alpha(al));
+  return run({}, a, b, binary, "sub", alpha(a, b, al));
 }
 at::Tensor& sub_(at::Tensor& a, const at::Tensor& b, const at::Scalar& al) {
-  run(a, a, b, binary, "sub", alpha(al));
+  run(a, a, b, binary, "sub", alpha(a, b, al));
   return a;
 }
 at::Tensor& sub_out(const at::Tensor& a, const at::Tensor& b, const at::Scalar& al,
                     at::Tensor& out) {
-  run(out, a, b, binary, "sub", alpha(al));
+  run(out, a, b, binary, "sub", alpha(a, b, al));
   return out;
 }
 
@@ -181,17 +185,21 @@ TORCH_OCL_LOGICAL(logical_or)
 TORCH_OCL_LOGICAL(logical_xor)
 #undef TORCH_OCL_LOGICAL
 
-at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self,
-                              const at::Scalar& threshold) {
+// The CPU checks the threshold against the opmath type (float for half/bfloat16).
+EwParams threshold_params(const at::Tensor& grad, const at::Tensor& self,
+                          const at::Scalar& threshold) {
   EwParams p;
   p.p0 = threshold;
-  return run({}, grad, self, binary, "threshold_backward", p);
+  p.param_dtype = at::toOpMathType(at::result_type(grad, self));
+  return p;
+}
+at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self,
+                              const at::Scalar& threshold) {
+  return run({}, grad, self, binary, "threshold_backward", threshold_params(grad, self, threshold));
 }
 at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& self,
                                    const at::Scalar& threshold, at::Tensor& out) {
-  EwParams p;
-  p.p0 = threshold;
-  run(out, grad, self, binary, "threshold_backward", p);
+  run(out, grad, self, binary, "threshold_backward", threshold_params(grad, self, threshold));
   return out;
 }
 

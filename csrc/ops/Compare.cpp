@@ -175,6 +175,7 @@ at::Tensor& masked_fill_impl(at::Tensor& self, const at::Tensor& mask, const at:
                   .build();
   EwParams p;
   p.compute = self.scalar_type();
+  p.checked_operands = true;  // masked_fill(x, m, 1e300) raises on the CPU
   launch_elementwise(iter, "where", p);
   return self;
 }

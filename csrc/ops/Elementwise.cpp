@@ -65,42 +65,83 @@ bool is_floating_tag(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
-// A scalar operand for float compute: rounded like CPU torch does it, so that values beyond float's
-// range become +-inf (Scalar::to<float>() would raise instead).
-float scalar_as_float(const c10::Scalar& v) { return static_cast<float>(v.to<double>()); }
+namespace {
 
-void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t) {
+// v converted to T without a range check, as CPU torch's TensorIterator converts a CPU scalar
+// operand: integers wrap (int8 + 255 adds -1), floats beyond the range become +-inf.
+template <typename T>
+T convert_operand(const c10::Scalar& v) {
+  if (v.isBoolean()) return c10::convert<T>(v.toBool());
+  if (v.isIntegral(false)) return c10::convert<T>(v.toLong());
+  return c10::convert<T>(v.toDouble());
+}
+
+// Calls f(T{}) with the C++ type of dtype t.
+template <typename F>
+void with_scalar_type(at::ScalarType t, F&& f) {
   switch (t) {
     case at::kFloat:
-    case at::kHalf:
-    case at::kBFloat16:
-      launch.arg(scalar_as_float(v));
-      break;
+      return f(float{});
     case at::kDouble:
-      launch.arg(v.to<double>());
-      break;
+      return f(double{});
+    case at::kHalf:
+      return f(at::Half{});
+    case at::kBFloat16:
+      return f(at::BFloat16{});
     case at::kLong:
-      launch.arg(v.to<int64_t>());
-      break;
+      return f(int64_t{});
     case at::kInt:
-      launch.arg(v.to<int32_t>());
-      break;
+      return f(int32_t{});
     case at::kShort:
-      launch.arg(v.to<int16_t>());
-      break;
+      return f(int16_t{});
     case at::kChar:
-      launch.arg(v.to<int8_t>());
-      break;
+      return f(int8_t{});
     case at::kByte:
-      launch.arg(v.to<uint8_t>());
-      break;
+      return f(uint8_t{});
     case at::kBool:
-      launch.arg(static_cast<uint8_t>(v.to<bool>()));
-      break;
+      return f(bool{});
     default:
       TORCH_CHECK(false, "torch-ocl: unsupported compute dtype ", t);
   }
 }
+
+}  // namespace
+
+float scalar_as_float(const c10::Scalar& v) { return convert_operand<float>(v); }
+
+void check_scalar_fits(const c10::Scalar& v, at::ScalarType t) {
+  with_scalar_type(t, [&](auto zero) { (void)v.to<decltype(zero)>(); });
+}
+
+void push_operand_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t) {
+  with_scalar_type(t, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, at::Half> || std::is_same_v<T, at::BFloat16>) {
+      launch.arg(convert_operand<float>(v));  // the kernels compute half/bfloat16 in float
+    } else if constexpr (std::is_same_v<T, bool>) {
+      launch.arg(static_cast<uint8_t>(convert_operand<bool>(v)));
+    } else {
+      launch.arg(convert_operand<T>(v));
+    }
+  });
+}
+
+void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t) {
+  check_scalar_fits(v, t);
+  push_operand_scalar(launch, v, t);
+}
+
+namespace {
+
+// The op's parameters p0 and p1, checked like the CPU's `scalar.to<T>()`.
+void push_params(KernelLaunch& launch, const EwParams& params, at::ScalarType comp) {
+  for (const c10::Scalar* p : {&params.p0, &params.p1}) {
+    check_scalar_fits(*p, params.param_dtype_or(comp));
+    push_operand_scalar(launch, *p, comp);
+  }
+}
+
+}  // namespace
 
 namespace {
 
@@ -250,13 +291,13 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
     if (scalar[k]) {
       // A 0-dim CPU tensor: its value in the compute type.
       const c10::Scalar value = iter.tensor(arg).item();
-      push_compute_scalar(launch, value, comp);
+      if (params.checked_operands) check_scalar_fits(value, params.param_dtype_or(comp));
+      push_operand_scalar(launch, value, comp);
     } else {
       launch.buffer(buffer_in(iter.tensor_base(arg), iter.data_ptr(arg)), iter.element_size(arg));
     }
   }
-  push_compute_scalar(launch, params.p0, comp);
-  push_compute_scalar(launch, params.p1, comp);
+  push_params(launch, params, comp);
   if (ndim > 0) {
     cl_long8 sizes{};
     for (int d = 0; d < ndim; ++d) sizes.s[d] = iter.shape()[d];
@@ -299,6 +340,8 @@ bool try_batch(const char* op, const at::Tensor& out, const at::Tensor& a, const
     return false;
   if (scalar && scalar->isComplex()) return false;
   // Without a buffer for b, the batch kernel takes b's value from p1.
+  check_scalar_fits(params.p0, params.param_dtype_or(t));
+  if (!scalar) check_scalar_fits(params.p1, params.param_dtype_or(t));
   const float p1 = scalar_as_float(scalar ? *scalar : params.p1);
   const BufferRef bb = b ? buffer_of(*b) : BufferRef{};
   return batch_record(a.device().index(), op, t, n, buffer_of(out), buffer_of(a), b ? &bb : nullptr,
@@ -329,8 +372,7 @@ at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Ten
   launch.arg(static_cast<cl_ulong>(out.numel()));
   launch.buffer(buffer_of(out), out.itemsize());
   for (const at::Tensor* in : inputs) launch.buffer(buffer_of(*in), in->itemsize());
-  push_compute_scalar(launch, params.p0, comp);
-  push_compute_scalar(launch, params.p1, comp);
+  push_params(launch, params, comp);
   enqueue_elementwise(launch, device, static_cast<size_t>(out.numel()), 0);
   return out;
 }

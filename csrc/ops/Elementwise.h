@@ -10,10 +10,24 @@
 
 namespace torch_ocl {
 
+// How scalars reach a kernel. CPU torch converts them in two ways, and so do we:
+// - The op's parameters p0/p1 (alpha, clamp bounds, a fill value, a threshold) with an overflow
+//   check, like the CPU's `scalar.to<scalar_t>()`: "value cannot be converted to type float
+//   without overflow" for fill_(1e300). The check is against the compute dtype, or against
+//   `param_dtype` where the CPU checks another one (its opmath type, say).
+// - CPU scalar operands (Python numbers, 0-dim CPU tensors: x + 1000, x < 1000) without a check,
+//   like the CPU's TensorIterator: integers wrap, floats beyond range become +-inf. Ops whose
+//   CPU kernel checks its scalar operand (where, masked_fill) set `checked_operands`.
 struct EwParams {
   c10::Scalar p0 = 0, p1 = 0;
-  at::ScalarType compute = at::ScalarType::Undefined;  // default: the iterator's common dtype
-  const char* extra = nullptr;                         // extra build options (e.g. -DHAS_LO)
+  at::ScalarType compute = at::ScalarType::Undefined;      // default: the iterator's common dtype
+  const char* extra = nullptr;                             // extra build options (e.g. -DHAS_LO)
+  at::ScalarType param_dtype = at::ScalarType::Undefined;  // default: the compute dtype
+  bool checked_operands = false;
+
+  at::ScalarType param_dtype_or(at::ScalarType t) const {
+    return param_dtype != at::ScalarType::Undefined ? param_dtype : t;
+  }
 };
 
 // Runs OP_<op> of kernels/elementwise.cl over `iter` (one output, up to three inputs).
@@ -43,11 +57,17 @@ bool is_floating_tag(at::ScalarType t);
 // (masked_select, index_select) copy them as bits, NaN payloads and -0.0 included.
 const char* bits_tag(size_t itemsize);
 
-// A scalar as a float compute value; beyond float's range it becomes +-inf, as on the CPU.
+// A scalar operand as a float compute value; beyond float's range it becomes +-inf, as on the
+// CPU.
 float scalar_as_float(const c10::Scalar& v);
+// Raises the CPU's "value cannot be converted to type T without overflow" if v does not fit t.
+void check_scalar_fits(const c10::Scalar& v, at::ScalarType t);
 
-// Appends a value of dtype `t`'s compute type (float for half/bfloat16) as a kernel argument.
+// Appends a value of dtype `t`'s compute type (float for half/bfloat16) as a kernel argument:
+// push_compute_scalar checks the value fits t (a parameter), push_operand_scalar converts it
+// without a check (an operand: integers wrap, floats become +-inf), see EwParams.
 class KernelLaunch;
 void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t);
+void push_operand_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t);
 
 }  // namespace torch_ocl

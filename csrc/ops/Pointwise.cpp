@@ -1,4 +1,5 @@
 // Three-operand pointwise ops used by optimizers: addcmul, addcdiv, lerp (scalar weight).
+#include <ATen/OpMathType.h>
 #include <ATen/native/TensorIterator.h>
 #include <torch/library.h>
 
@@ -22,6 +23,7 @@ at::Tensor run3(at::Tensor out, const at::Tensor& a, const at::Tensor& b, const 
                   .build();
   EwParams params;
   params.p0 = p0;
+  params.param_dtype = at::toOpMathType(iter.common_dtype());  // the CPU checks the opmath type
   launch_elementwise(iter, op, params);
   return iter.output();
 }
