@@ -37,7 +37,6 @@ OPS = {
     "ne": lambda x, s: x != s,
     "lt": lambda x, s: x < s,
     "ge": lambda x, s: x >= s,
-    "maximum-0dim": lambda x, s: torch.maximum(x, torch.tensor(s).to(x.dtype)) if False else x,
     "add-alpha": lambda x, s: torch.add(x, x, alpha=s),
     "fill_": lambda x, s: x.clone().fill_(s),
     "clamp-min": lambda x, s: x.clamp(min=s),
@@ -48,7 +47,6 @@ OPS = {
     "threshold_backward": lambda x, s: torch.ops.aten.threshold_backward(x, x, s),
     "addcmul": lambda x, s: torch.addcmul(x, x, x, value=s),
 }
-OPS.pop("maximum-0dim")
 FLOAT_ONLY = {"addcmul", "threshold_backward"}
 
 
