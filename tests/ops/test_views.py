@@ -105,10 +105,10 @@ def _storage(t):
     return t.untyped_storage().data_ptr()
 
 
-def _check_view(fn, base_cpu, *, write=True):
+def _check_view(fn, base_cpu):
     """fn(base) on the CPU and on ocl: the same error, or the same sizes, strides, offsets and
-    values, sharing the base's storage; then writes through the base reach the views and (with
-    `write`) writes through each view reach the base, as on the CPU."""
+    values, sharing the base's storage; then writes through the base reach the views and writes
+    through each view reach the base, as on the CPU."""
     base_cpu = base_cpu.clone() if base_cpu.is_contiguous() else base_cpu
     base = base_cpu.to(DEVICE) if base_cpu.is_contiguous() else _same_layout(base_cpu)
     assert base.stride() == base_cpu.stride()
@@ -143,8 +143,6 @@ def _check_view(fn, base_cpu, *, write=True):
     base.copy_(new.to(DEVICE))
     for g, e in zip(got, expected, strict=True):
         torch.testing.assert_close(g.cpu(), e, rtol=0, atol=0, equal_nan=True)
-    if not write:
-        return
     # Views -> base (fill_ for a view whose elements overlap; copy_ needs distinct elements).
     for i, (g, e, alias) in enumerate(zip(got, expected, aliases, strict=True)):
         if e.numel() == 0 or not alias:
