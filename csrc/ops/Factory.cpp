@@ -1,10 +1,7 @@
-// Tensor creation and metadata-only ops: empty, empty_strided, views, as_strided, set_.
+// Tensor creation and storage-swapping ops: empty, empty_strided, set_ (views: View.cpp).
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/_reshape_alias_native.h>
-#include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/set_native.h>
-#include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
 #include "runtime/Allocator.h"
@@ -53,9 +50,6 @@ at::Tensor& set_empty(at::Tensor& self) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
-  m.impl("view", at::native::view);
-  m.impl("_reshape_alias", at::native::_reshape_alias);
-  m.impl("as_strided", at::native::as_strided_tensorimpl);
   m.impl("set_.source_Storage", at::native::set_);
   m.impl("set_.source_Storage_storage_offset", at::native::set_storage_cpu_);
   m.impl("set_.source_Tensor", at::native::set_tensor_);

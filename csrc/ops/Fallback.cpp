@@ -34,8 +34,29 @@ Mode mode_locked() {
   return g_mode;
 }
 
+// True for an op whose result aliases an input without writing it (a view: `Tensor(a)`,
+// `Tensor(a)[]`), or that changes an input's sizes/strides in place (tag inplace_view, e.g.
+// `unsqueeze_`). Through the CPU fallback such an op would hand back a copy, or metadata changed
+// on a host copy only, and silently break aliasing: writes through the "view" would not reach
+// its base. In-place and out= ops (`Tensor(a!)`) write their results back and may fall back.
+bool is_view_op(const c10::OperatorHandle& op) {
+  for (const c10::Argument& ret : op.schema().returns()) {
+    const c10::AliasInfo* alias = ret.alias_info();
+    if (alias != nullptr && !alias->isWrite()) return true;
+  }
+  return op.hasTag(at::Tag::inplace_view);
+}
+
 void ocl_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = c10::toString(op.schema().operator_name());
+  // Checked in every mode, before the op counts as a fallback.
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      !is_view_op(op), "torch-ocl: the operator '", name, "' (", op.schema(),
+      ") is a view op (its result aliases an input, or it changes an input's sizes and strides "
+      "in place), and it has no native ocl kernel. A view op must be native: the CPU fallback "
+      "would work on a copy that does not share memory with the input, so "
+      "torch-ocl refuses it whatever TORCH_OCL_FALLBACK says. This is a torch-ocl bug; please "
+      "report it with the operator's name.");
   Mode mode;
   bool first;
   {

@@ -1,5 +1,7 @@
 // The boxed CPU fallback for every op without a native ocl kernel, controlled by
 // TORCH_OCL_FALLBACK: "warn" (default; one warning per op name), "silent", or "error".
+// View ops (a result aliasing an input, or tag inplace_view) never fall back, in any mode: the
+// fallback raises NotImplementedError for them, since a copy on the host would break aliasing.
 #pragma once
 
 #include <cstdint>

@@ -109,3 +109,23 @@ def test_mode_setting():
     with torch.ocl.fallback_mode("silent"):
         pass
     assert torch.ocl.get_fallback_mode() == before
+
+
+@pytest.mark.parametrize("mode", ["warn", "silent", "error"])
+def test_view_ops_are_refused_in_every_mode(mode):
+    """A view op (its result aliases an input) must never fall back: the CPU would return a copy,
+    and writes through the "view" would not reach its base. aten::_indices (sparse-only, no
+    kernel for dense tensors anywhere) reaches the fallback on a dense ocl tensor. Refusals are
+    not counted as fallbacks; in-place and out= ops still fall back (above)."""
+    x = torch.ones(3, 2, device=DEVICE)
+    torch.ocl.reset_fallback_counts()
+    with torch.ocl.fallback_mode(mode), warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused before any fallback warning
+        with pytest.raises(NotImplementedError) as info:
+            torch.ops.aten._indices(x)
+    msg = str(info.value)
+    assert "aten::_indices" in msg and "view op must be native" in msg
+    assert "torch-ocl bug" in msg
+    assert torch.ocl.fallback_counts() == {}
+    # The process stays usable.
+    torch.testing.assert_close((x * 3).cpu(), torch.full((3, 2), 3.0))
