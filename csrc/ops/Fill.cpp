@@ -42,6 +42,12 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   EwParams p;
   p.p0 = value;
   p.compute = self.scalar_type();
+  // The value must fit the dtype ("value cannot be converted to type float without overflow"),
+  // except that the CPU fills a one-element half/bfloat16 tensor without a check, so that
+  // torch.scalar_tensor(1e39, dtype=torch.half) (and where(c, half_x, 1e39)) is inf there:
+  // checking against double lets every value through.
+  const bool reduced = self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16;
+  if (self.numel() == 1 && reduced) p.param_dtype = at::kDouble;
   launch_elementwise(iter, "fill", p);
   return self;
 }
