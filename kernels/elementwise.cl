@@ -55,18 +55,21 @@ typedef int idx_t;
 #define IDIV(x, y) ((y) == 0 ? (COMP)0 : ((y) == (COMP)-1 ? (COMP)(-(x)) : (COMP)((x) / (y))))
 #define IMOD(x, y) ((y) == 0 || (y) == (COMP)-1 ? (COMP)0 : (COMP)((x) % (y)))
 
+// Floor division as CPU torch computes it; for half/bfloat16 every step is rounded to the dtype
+// (R), as the CPU computes those in the dtype itself.
+#define R(x) ROUND(COMP_T, x)
 inline COMP floor_divide(COMP a, COMP b) {
 #ifdef COMP_FLOAT
-  if (b == 0) return a / b;
+  if (b == 0) return R(a / b);
   COMP mod = fmod(a, b);
-  COMP div = (a - mod) / b;
-  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  COMP div = R(R(a - mod) / b);
+  if (mod != 0 && ((b < 0) != (mod < 0))) div = R(div - 1);
   COMP fdiv;
   if (div != 0) {
     fdiv = floor(div);
-    if (div - fdiv > (COMP)0.5) fdiv += 1;
+    if (R(div - fdiv) > (COMP)0.5) fdiv = R(fdiv + 1);
   } else {
-    fdiv = copysign((COMP)0, a / b);
+    fdiv = copysign((COMP)0, R(a / b));
   }
   return fdiv;
 #else
@@ -81,7 +84,7 @@ inline COMP floor_divide(COMP a, COMP b) {
 #define EWOP_mul(a, b, c) ((a) * (b))
 #define EWOP_div_true(a, b, c) ((a) / (b))
 #ifdef COMP_FLOAT
-#define EWOP_div_trunc(a, b, c) trunc((a) / (b))
+#define EWOP_div_trunc(a, b, c) trunc(R((a) / (b)))
 #else
 #define EWOP_div_trunc(a, b, c) IDIV(a, b)
 #endif
