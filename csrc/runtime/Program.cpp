@@ -1,15 +1,63 @@
+// OpenCL programs: built from kernels/*.cl (embedded at build time) or from test sources, kept in
+// memory for the life of the process, and cached on disk as the driver's binaries.
+//
+// On-disk cache (TORCH_OCL_CACHE_DIR; TORCH_OCL_CACHE=0 disables it; TORCH_OCL_CACHE_LOG=1 reports
+// every hit, miss, rejection and write on stderr). One file per program, named
+// "<16 hex digits>-v1.bin" after a 64-bit FNV-1a hash of the cache key. Layout, integers
+// little-endian:
+//
+//   offset  size  field
+//        0     8  magic "TOCLBIN\0"
+//        8     4  format version (1)
+//       12     4  key size K
+//       16     8  payload size P
+//       24     8  FNV-1a 64 checksum of the payload
+//       32     K  the cache key, verbatim: device name, vendor, driver version, platform version,
+//                 build options and the program's full source text, each length-prefixed
+//     32+K     P  payload: the driver's binary (CL_PROGRAM_BINARIES)
+//
+// Guarantees:
+// - A file is used only if it is a regular file, its size is exactly 32 + K + P, magic, version and
+//   key match (so a file under another entry's name, or a hash collision of names, is a miss) and
+//   the payload's checksum matches. Only then do its bytes reach clCreateProgramWithBinary, and the
+//   driver's own binary status and clBuildProgram must succeed as well.
+// - Any doubt is a miss: the file is removed (best effort, regular files only), the program is
+//   built from source and the file written again. If a kernel cannot be created from a program that
+//   came from the cache, that program is rebuilt from source once before anything is reported.
+// - Writes go to a unique temporary file (pid, thread, counter) in the same directory; every write
+//   and the close are checked, and only a complete file is renamed into place (atomic on POSIX), so
+//   readers never see part of a file. A full disk, an unwritable or uncreatable directory, or any
+//   other I/O failure means no caching for that program, silently. There is no fsync: a file torn
+//   by a power loss fails its size or checksum test and is rebuilt.
+// - No exception from the cache reaches the caller, and a cache problem never replaces a real
+//   compiler error: building from source reports its errors as usual.
+// - A process that dies between creating and renaming a temporary file leaves a "*.tmp.*" file
+//   that is never read.
 #include "runtime/Program.h"
 
 #include <c10/util/Exception.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <filesystem>
-#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
 #include <mutex>
-#include <sstream>
+#include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
+
+#ifdef _WIN32
+#include <process.h>
+#else
+#include <unistd.h>
+#endif
 
 #include "runtime/Device.h"
 #include "runtime/OclApi.h"
@@ -21,18 +69,10 @@ std::string embedded_kernel(const char* name);  // generated from kernels/
 namespace {
 
 namespace fs = std::filesystem;
+using Bytes = std::vector<unsigned char>;
 
-std::mutex g_mutex;
-std::unordered_map<std::string, cl_program> g_programs;  // key: device|file|options
-std::unordered_map<std::string, cl_kernel> g_kernels;    // key: program key|kernel
-
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+// ---------------------------------------------------------------------------------------------
+// Cache location, key and log
 
 fs::path cache_dir() {
   const char* off = std::getenv("TORCH_OCL_CACHE");
@@ -48,6 +88,225 @@ fs::path cache_dir() {
   return {};
 }
 
+void cache_log(const std::string& message) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCH_OCL_CACHE_LOG");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (enabled) std::cerr << "torch-ocl cache: " << message << std::endl;
+}
+
+// For the catch blocks of the cache: reports `e` and never throws (not even std::bad_alloc).
+void log_exception(const char* action, const fs::path& file, const std::exception& e) noexcept {
+  try {
+    cache_log(std::string(action) + " " + file.string() + ": " + e.what());
+  } catch (...) {
+  }
+}
+
+uint64_t fnv1a(const unsigned char* data, size_t size) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64 offset basis
+  for (size_t i = 0; i < size; ++i) {
+    h ^= data[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  return fnv1a(reinterpret_cast<const unsigned char*>(s.data()), s.size());
+}
+
+void append_field(std::string& out, const char* name, const std::string& value) {
+  out += name;
+  out += '[';
+  out += std::to_string(value.size());
+  out += "]=";
+  out += value;
+  out += '\n';
+}
+
+// Everything the driver's binary depends on, stored verbatim in the file.
+std::string cache_key(const DeviceInfo& info, const std::string& source,
+                      const std::string& options) {
+  std::string key;
+  key.reserve(source.size() + options.size() + 256);
+  append_field(key, "device", info.name);
+  append_field(key, "vendor", info.vendor);
+  append_field(key, "driver", info.driver_version);
+  append_field(key, "platform", info.platform_version);
+  append_field(key, "options", options);
+  append_field(key, "source", source);
+  return key;
+}
+
+fs::path cache_file(const fs::path& dir, const std::string& key) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%016llx-v1.bin", static_cast<unsigned long long>(fnv1a(key)));
+  return dir / name;
+}
+
+// ---------------------------------------------------------------------------------------------
+// File format (see the top of this file)
+
+constexpr unsigned char kMagic[8] = {'T', 'O', 'C', 'L', 'B', 'I', 'N', '\0'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kHeaderSize = 32;
+constexpr uint64_t kMaxFileSize = uint64_t{1} << 30;  // anything larger is not ours
+
+void put_le(Bytes& out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<unsigned char>(value >> (8 * i)));
+}
+
+uint64_t get_le(const unsigned char* p, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return value;
+}
+
+Bytes encode_entry(const std::string& key, const Bytes& binary) {
+  Bytes out;
+  out.reserve(kHeaderSize + key.size() + binary.size());
+  out.insert(out.end(), std::begin(kMagic), std::end(kMagic));
+  put_le(out, kFormatVersion, 4);
+  put_le(out, key.size(), 4);
+  put_le(out, binary.size(), 8);
+  put_le(out, fnv1a(binary.data(), binary.size()), 8);
+  out.insert(out.end(), key.begin(), key.end());
+  out.insert(out.end(), binary.begin(), binary.end());
+  return out;
+}
+
+// The payload of `file` if it is a valid entry for `key`; otherwise empty, with the reason in
+// `why`.
+Bytes decode_entry(const Bytes& file, const std::string& key, std::string& why) {
+  if (file.size() < kHeaderSize) {
+    why = "shorter than a header";
+    return {};
+  }
+  const unsigned char* p = file.data();
+  if (std::memcmp(p, kMagic, sizeof(kMagic)) != 0) {
+    why = "bad magic";
+    return {};
+  }
+  if (get_le(p + 8, 4) != kFormatVersion) {
+    why = "unknown format version";
+    return {};
+  }
+  const uint64_t key_size = get_le(p + 12, 4);
+  const uint64_t payload_size = get_le(p + 16, 8);
+  if (payload_size == 0 || payload_size > kMaxFileSize ||
+      file.size() != kHeaderSize + key_size + payload_size) {
+    why = "size does not match the header (truncated or extended)";
+    return {};
+  }
+  const unsigned char* stored_key = p + kHeaderSize;
+  if (key_size != key.size() || std::memcmp(stored_key, key.data(), key.size()) != 0) {
+    why = "written for another program or device";
+    return {};
+  }
+  const unsigned char* payload = stored_key + key_size;
+  if (fnv1a(payload, payload_size) != get_le(p + 24, 8)) {
+    why = "checksum mismatch";
+    return {};
+  }
+  return Bytes(payload, payload + payload_size);
+}
+
+// ---------------------------------------------------------------------------------------------
+// File I/O. These throw nothing on I/O errors (they report through `why`), but may throw
+// std::bad_alloc or filesystem errors; the callers catch std::exception.
+
+enum class ReadStatus { kRead, kAbsent, kUnusable };
+
+ReadStatus read_regular_file(const fs::path& path, Bytes& out, std::string& why) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || status.type() == fs::file_type::not_found) return ReadStatus::kAbsent;
+  if (status.type() != fs::file_type::regular) {
+    why = "not a regular file";
+    return ReadStatus::kUnusable;
+  }
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > kMaxFileSize) {
+    why = ec ? "size unreadable" : "too large";
+    return ReadStatus::kUnusable;
+  }
+  std::FILE* f = std::fopen(path.string().c_str(), "rb");
+  if (!f) {
+    why = "cannot open";
+    return ReadStatus::kUnusable;
+  }
+  out.resize(static_cast<size_t>(size));
+  const size_t got = out.empty() ? 0 : std::fread(out.data(), 1, out.size(), f);
+  const bool more = std::fgetc(f) != EOF;  // grew since file_size: not a stable file
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (got != out.size() || more || failed) {
+    why = "read failed or size changed while reading";
+    return ReadStatus::kUnusable;
+  }
+  return ReadStatus::kRead;
+}
+
+void remove_if_regular(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(path, ec))) fs::remove(path, ec);
+}
+
+unsigned long process_id() {
+#ifdef _WIN32
+  return static_cast<unsigned long>(_getpid());
+#else
+  return static_cast<unsigned long>(getpid());
+#endif
+}
+
+// A name in `file`'s directory that no other process, thread or call uses at the same time.
+fs::path temporary_name(const fs::path& file) {
+  static std::atomic<unsigned long long> counter{0};
+  const size_t thread = std::hash<std::thread::id>{}(std::this_thread::get_id());
+  char suffix[96];
+  std::snprintf(suffix, sizeof(suffix), ".tmp.%lu.%zx.%llu", process_id(), thread,
+                counter.fetch_add(1));
+  return fs::path(file.string() + suffix);
+}
+
+bool write_whole_file(const fs::path& path, const Bytes& bytes) {
+  std::FILE* f = std::fopen(path.string().c_str(), "wb");
+  if (!f) return false;
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool flushed = std::fflush(f) == 0;
+  const bool closed = std::fclose(f) == 0;
+  return written && flushed && closed;
+}
+
+// Writes `bytes` to `file` so that readers see either the old file, no file, or all of `bytes`.
+bool write_atomically(const fs::path& file, const Bytes& bytes, std::string& why) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) {
+    why = "cannot create the directory: " + ec.message();
+    return false;
+  }
+  const fs::path tmp = temporary_name(file);
+  if (!write_whole_file(tmp, bytes)) {
+    fs::remove(tmp, ec);
+    why = "cannot write a temporary file (disk full or not writable?)";
+    return false;
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    why = "cannot rename into place: " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenCL
+
 std::string build_log(const DeviceInfo& info, cl_program prog) {
   size_t size = 0;
   cl().clGetProgramBuildInfo(prog, info.id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
@@ -58,17 +317,18 @@ std::string build_log(const DeviceInfo& info, cl_program prog) {
   return log;
 }
 
-cl_program try_binary(const DeviceInfo& info, const fs::path& file, const std::string& options) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return nullptr;
-  std::vector<unsigned char> bin((std::istreambuf_iterator<char>(in)), {});
-  if (bin.empty()) return nullptr;
-  const unsigned char* data = bin.data();
-  size_t size = bin.size();
+// A program from a driver binary, or nullptr if the driver refuses it.
+cl_program program_from_binary(const DeviceInfo& info, const Bytes& binary,
+                               const std::string& options) {
+  const unsigned char* data = binary.data();
+  const size_t size = binary.size();
   cl_int status = CL_SUCCESS, err = CL_SUCCESS;
   cl_program prog =
       cl().clCreateProgramWithBinary(info.context, 1, &info.id, &size, &data, &status, &err);
-  if (err != CL_SUCCESS || status != CL_SUCCESS) return nullptr;
+  if (err != CL_SUCCESS || status != CL_SUCCESS) {
+    if (prog) cl().clReleaseProgram(prog);
+    return nullptr;
+  }
   if (cl().clBuildProgram(prog, 1, &info.id, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
     cl().clReleaseProgram(prog);
     return nullptr;
@@ -76,63 +336,191 @@ cl_program try_binary(const DeviceInfo& info, const fs::path& file, const std::s
   return prog;
 }
 
-void save_binary(const DeviceInfo& info, cl_program prog, const fs::path& file) {
+// The driver's binary of a built program (empty if it offers none).
+Bytes program_binary(cl_program prog) {
   size_t size = 0;
   if (cl().clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr) !=
           CL_SUCCESS ||
       size == 0)
-    return;
-  std::vector<unsigned char> bin(size);
-  unsigned char* ptr = bin.data();
+    return {};
+  Bytes binary(size);
+  unsigned char* ptr = binary.data();
   if (cl().clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) != CL_SUCCESS)
-    return;
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  if (ec) return;
-  // Write to a unique temporary name and rename, so concurrent processes never see half a file.
-  const fs::path tmp = file.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&bin));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    out.write(reinterpret_cast<const char*>(bin.data()), static_cast<std::streamsize>(size));
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) fs::remove(tmp, ec);
+    return {};
+  return binary;
 }
 
-cl_program build(int device, const std::string& source, const std::string& options,
-                 const std::string& what) {
-  const DeviceInfo& info = device_info(device);
-  const std::string all_options = device_build_options(device) + " " + options;
-  fs::path cached;
-  const fs::path dir = cache_dir();
-  if (!dir.empty()) {
-    uint64_t h = fnv1a(info.name);
-    h = fnv1a(info.vendor, h);
-    h = fnv1a(info.driver_version, h);
-    h = fnv1a(info.platform_version, h);
-    h = fnv1a(source, h);
-    h = fnv1a(all_options, h);
-    char name[32];
-    std::snprintf(name, sizeof(name), "%016llx.bin", static_cast<unsigned long long>(h));
-    cached = dir / name;
-    if (cl_program prog = try_binary(info, cached, all_options)) return prog;
-  }
+// Builds `source`; throws with the compiler log on failure.
+cl_program program_from_source(int device, const DeviceInfo& info, const std::string& source,
+                               const std::string& options, const std::string& what) {
   const char* src = source.c_str();
   size_t len = source.size();
   cl_int err = CL_SUCCESS;
   cl_program prog = cl().clCreateProgramWithSource(info.context, 1, &src, &len, &err);
   OCL_CHECK(err);
-  err = cl().clBuildProgram(prog, 1, &info.id, all_options.c_str(), nullptr, nullptr);
+  err = cl().clBuildProgram(prog, 1, &info.id, options.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
     const std::string log = build_log(info, prog);
     cl().clReleaseProgram(prog);
     TORCH_CHECK(false, "torch-ocl: failed to build the OpenCL program for ", what,
                 " on ocl:", device, " (", info.name, ", ", info.platform_name, ") with options '",
-                all_options, "': ", cl_error_name(err), ". Compiler log:\n", log);
+                options, "': ", cl_error_name(err), ". Compiler log:\n", log);
   }
-  if (!cached.empty()) save_binary(info, prog, cached);
   return prog;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The disk cache: load and store never throw and never fail the caller.
+
+// The program cached in `file` for `key`, or nullptr (a miss; a bad file is removed).
+cl_program load_cached(const DeviceInfo& info, const fs::path& file, const std::string& key,
+                       const std::string& options) noexcept {
+  try {
+    Bytes bytes;
+    std::string why;
+    const ReadStatus read = read_regular_file(file, bytes, why);
+    if (read == ReadStatus::kAbsent) {
+      cache_log("miss " + file.string());
+      return nullptr;
+    }
+    Bytes binary;
+    if (read == ReadStatus::kRead) binary = decode_entry(bytes, key, why);
+    cl_program prog = binary.empty() ? nullptr : program_from_binary(info, binary, options);
+    if (!prog) {
+      if (why.empty()) why = "refused by the driver";
+      cache_log("rejected " + file.string() + ": " + why);
+      remove_if_regular(file);
+      return nullptr;
+    }
+    cache_log("hit " + file.string());
+    return prog;
+  } catch (const std::exception& e) {
+    log_exception("rejected", file, e);
+    return nullptr;
+  }
+}
+
+void store_cached(cl_program prog, const fs::path& file, const std::string& key) noexcept {
+  try {
+    const Bytes binary = program_binary(prog);
+    if (binary.empty()) return;
+    std::string why;
+    if (write_atomically(file, encode_entry(key, binary), why))
+      cache_log("wrote " + file.string());
+    else
+      cache_log("not written " + file.string() + ": " + why);
+  } catch (const std::exception& e) {
+    log_exception("not written", file, e);
+  }
+}
+
+struct Built {
+  cl_program program = nullptr;
+  bool from_cache = false;
+};
+
+// Builds `source` for `device`, through the disk cache unless `read_cache` is false (the result is
+// written to the cache either way). Throws only for a real compiler (or OpenCL) error.
+Built build(int device, const std::string& source, const std::string& options,
+            const std::string& what, bool read_cache) {
+  const DeviceInfo& info = device_info(device);
+  const std::string all_options = device_build_options(device) + " " + options;
+  const fs::path dir = cache_dir();
+  std::string key;
+  fs::path file;
+  if (!dir.empty()) {
+    key = cache_key(info, source, all_options);
+    file = cache_file(dir, key);
+    if (read_cache)
+      if (cl_program prog = load_cached(info, file, key, all_options)) return {prog, true};
+  }
+  cl_program prog = program_from_source(device, info, source, all_options, what);
+  cache_log("built " + what + " from source");
+  if (!file.empty()) store_cached(prog, file, key);
+  return {prog, false};
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-memory caches (see the contract in Program.h)
+
+struct ProgramSource {
+  std::string options;
+  std::string what;                   // for messages: "kernels/<file>" or "a test program"
+  std::function<std::string()> text;  // the full source, produced only when a build needs it
+};
+
+// One program per exact key. `mutex` serialises the builds of this key only, so threads building
+// other programs, or fetching kernels that exist, never wait for a compiler.
+struct ProgramSlot {
+  std::mutex mutex;
+  cl_program program = nullptr;  // guarded by mutex; built programs live as long as the process
+  bool from_cache = false;
+};
+
+std::mutex g_mutex;  // guards the two maps below, and nothing else: never held while building
+std::unordered_map<std::string, std::unique_ptr<ProgramSlot>> g_programs;  // key: program_key()
+std::unordered_map<std::string, cl_kernel> g_kernels;  // key: program key + '|' + kernel name
+
+// Exact keys, never hashes: the origin (kernel file or test source) is length-prefixed, and kernel
+// names (C identifiers) cannot contain the '|' that follows the options.
+std::string program_key(int device, const std::string& origin, const std::string& options) {
+  std::string key = std::to_string(device);
+  key += '|';
+  key += std::to_string(origin.size());
+  key += ':';
+  key += origin;
+  key += '|';
+  key += options;
+  return key;
+}
+
+ProgramSlot& program_slot(const std::string& key) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::unique_ptr<ProgramSlot>& slot = g_programs[key];
+  if (!slot) slot = std::make_unique<ProgramSlot>();
+  return *slot;  // slots are never erased, and unordered_map nodes do not move
+}
+
+// The slot's program, built (through the disk cache) by the first caller; a failed build leaves
+// the slot empty, so the next caller tries again and sees the compiler error too.
+Built ensure_built(int device, ProgramSlot& slot, const ProgramSource& source) {
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  if (!slot.program) {
+    const Built built = build(device, source.text(), source.options, source.what, true);
+    slot.program = built.program;
+    slot.from_cache = built.from_cache;
+  }
+  return {slot.program, slot.from_cache};
+}
+
+// Replaces the slot's program `suspect` (one that came from the disk cache) by a build from
+// source, unless another thread already did. The old program is not released: kernels made from it
+// may be in use, and this happens at most once per slot.
+cl_program rebuild_from_source(int device, ProgramSlot& slot, cl_program suspect,
+                               const ProgramSource& source) {
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  if (slot.program == suspect && slot.from_cache) {
+    const Built built = build(device, source.text(), source.options, source.what, false);
+    slot.program = built.program;
+    slot.from_cache = false;
+  }
+  return slot.program;
+}
+
+cl_kernel create_kernel(int device, ProgramSlot& slot, const ProgramSource& source,
+                        const char* kernel) {
+  const Built program = ensure_built(device, slot, source);
+  cl_int err = CL_SUCCESS;
+  cl_kernel k = cl().clCreateKernel(program.program, kernel, &err);
+  if (err != CL_SUCCESS && program.from_cache) {
+    cache_log(std::string("kernel '") + kernel + "' is missing from the cached " + source.what +
+              "; rebuilding it from source");
+    cl_program fresh = rebuild_from_source(device, slot, program.program, source);
+    k = cl().clCreateKernel(fresh, kernel, &err);
+  }
+  TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: kernel '", kernel, "' not found in ", source.what,
+              " (", cl_error_name(err), ")");
+  return k;
 }
 
 }  // namespace
@@ -145,42 +533,29 @@ std::string device_build_options(int device) {
 }
 
 cl_kernel get_kernel(int device, const char* file, const char* kernel, const std::string& options) {
-  std::string key;
-  key.reserve(64 + options.size());
-  key += static_cast<char>('0' + device);
-  key += '|';
-  key += file;
-  key += '|';
-  key += options;
-  const size_t program_key_len = key.size();
-  key += '|';
-  key += kernel;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = g_kernels.find(key);
-  if (it != g_kernels.end()) return it->second;
-  const std::string program_key = key.substr(0, program_key_len);
-  cl_program prog = nullptr;
-  auto pit = g_programs.find(program_key);
-  if (pit != g_programs.end()) {
-    prog = pit->second;
-  } else {
-    const std::string common = embedded_kernel("common.clh");
-    const std::string body = embedded_kernel(file);
-    TORCH_CHECK(!body.empty(), "torch-ocl: no embedded kernel file ", file);
-    prog = build(device, common + "\n" + body, options, std::string("kernels/") + file);
-    g_programs[program_key] = prog;
+  const std::string key = program_key(device, file, options);
+  const std::string kernel_key = key + '|' + kernel;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_kernels.find(kernel_key);
+    if (it != g_kernels.end()) return it->second;
   }
-  cl_int err = CL_SUCCESS;
-  cl_kernel k = cl().clCreateKernel(prog, kernel, &err);
-  TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: kernel '", kernel, "' not found in kernels/", file,
-              " (", cl_error_name(err), ")");
-  g_kernels[key] = k;
-  return k;
+  const ProgramSource source{options, std::string("kernels/") + file, [file] {
+                               const std::string body = embedded_kernel(file);
+                               TORCH_CHECK(!body.empty(), "torch-ocl: no embedded kernel file ",
+                                           file);
+                               return embedded_kernel("common.clh") + "\n" + body;
+                             }};
+  cl_kernel k = create_kernel(device, program_slot(key), source, kernel);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto [it, inserted] = g_kernels.emplace(kernel_key, k);
+  if (!inserted) cl().clReleaseKernel(k);  // another thread created it meanwhile
+  return it->second;
 }
 
 void build_source_for_test(int device, const std::string& source, const std::string& options) {
-  cl_program prog = build(device, source, options, "a test program");
-  cl().clReleaseProgram(prog);
+  const ProgramSource spec{options, "a test program", [&source] { return source; }};
+  ensure_built(device, program_slot(program_key(device, "test:" + source, options)), spec);
 }
 
 }  // namespace torch_ocl

@@ -1,5 +1,16 @@
 // Programs built from kernels/*.cl (embedded at build time), specialised with build options,
-// cached in memory per device and on disk (TORCH_OCL_CACHE_DIR, TORCH_OCL_CACHE=0 disables).
+// cached in memory per device and on disk (TORCH_OCL_CACHE_DIR, TORCH_OCL_CACHE=0 disables,
+// TORCH_OCL_CACHE_LOG=1 reports the cache's decisions on stderr). The disk format and its
+// guarantees are described at the top of Program.cpp.
+//
+// Thread safety: every function here may be called from any number of threads at once.
+// - A program is built at most once per process for each exact (device, source, options); threads
+//   that ask for it meanwhile wait for that build (and get its compiler error if it fails, after
+//   trying again themselves), and no thread waits for the build of a different program: no lock
+//   shared by all programs is held while the OpenCL compiler runs.
+// - get_kernel returns the same cl_kernel for the same arguments to every thread, for the life of
+//   the process. Setting that kernel's arguments (clSetKernelArg) is not thread-safe in OpenCL:
+//   callers that launch it from several threads must serialise argument setting and enqueueing.
 #pragma once
 
 #include <CL/cl.h>
@@ -12,7 +23,8 @@ namespace torch_ocl {
 // -cl-std, fp64) for `device`. Builds on first use; throws with the compiler log on failure.
 cl_kernel get_kernel(int device, const char* file, const char* kernel, const std::string& options);
 
-// Builds arbitrary source on `device` and throws like get_kernel does on failure (test hook).
+// Builds arbitrary source on `device` through the same in-memory and disk caches as get_kernel,
+// and throws like get_kernel does on failure (test hook).
 void build_source_for_test(int device, const std::string& source, const std::string& options);
 
 // The options every program on `device` gets (for example "-cl-std=CL1.2 -DTORCH_OCL_FP64").
