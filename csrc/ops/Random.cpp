@@ -7,6 +7,8 @@
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -202,52 +204,152 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   return grad.mul(mask).mul_(scale);
 }
 
-// Largest integer N such that [0, N] is exactly representable in the dtype (like torch's
-// random_() default range).
-int64_t default_to(at::ScalarType t) {
+// Mantissa digits of a floating dtype (0 for the others).
+int float_digits(at::ScalarType t) {
   switch (t) {
     case at::kFloat:
-      return (int64_t(1) << 24) + 1;
+      return 24;
     case at::kDouble:
-      return (int64_t(1) << 53) + 1;
+      return 53;
     case at::kHalf:
-      return (int64_t(1) << 11) + 1;
+      return 11;
     case at::kBFloat16:
-      return (int64_t(1) << 8) + 1;
-    case at::kBool:
-      return 2;
-    case at::kByte:
-      return int64_t(std::numeric_limits<uint8_t>::max()) + 1;
-    case at::kChar:
-      return int64_t(std::numeric_limits<int8_t>::max()) + 1;
-    case at::kShort:
-      return int64_t(std::numeric_limits<int16_t>::max()) + 1;
-    case at::kInt:
-      return int64_t(std::numeric_limits<int32_t>::max()) + 1;
+      return 8;
     default:
-      return std::numeric_limits<int64_t>::max();
+      return 0;
   }
 }
 
+// v rounded to the floating dtype t (to nearest, like the kernels' conversion) and back to
+// int64; saturates at the int64 range.
+int64_t through_dtype(int64_t v, at::ScalarType t) {
+  double d;
+  switch (t) {
+    case at::kDouble:
+      d = static_cast<double>(v);
+      break;
+    case at::kHalf:
+      d = static_cast<float>(c10::Half(static_cast<float>(v)));
+      break;
+    case at::kBFloat16:
+      d = static_cast<float>(c10::BFloat16(static_cast<float>(v)));
+      break;
+    default:
+      d = static_cast<float>(v);
+  }
+  if (d >= 0x1p63) return std::numeric_limits<int64_t>::max();
+  if (d <= -0x1p63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
+}
+
+// floor(log2(|v|)) for v != 0.
+int log2_floor(int64_t v) {
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int n = 0;
+  while (u >>= 1) ++n;
+  return n;
+}
+
+// Like CPU torch's random_ on a floating dtype: `from` moves up and `to` down to the next
+// integers that stay inside [from, to) after rounding to the dtype.
+int64_t adjust_from(int64_t from, at::ScalarType t) {
+  const int64_t up = through_dtype(from + 1, t);
+  if (up >= from) return from;
+  return up + (int64_t(1) << (log2_floor(from + 1) - float_digits(t) + 1));
+}
+int64_t adjust_to(int64_t to, at::ScalarType t) {
+  const int64_t down = through_dtype(to - 1, t);
+  if (down < to) return to;
+  return down - (int64_t(1) << (log2_floor(to - 1) - float_digits(t) + 1));
+}
+
+// The inclusive range [lo, hi] of values random_ may produce for dtype t.
+std::pair<int64_t, int64_t> random_bounds(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case at::kDouble:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case at::kHalf:
+      return {-65504, 65504};
+    case at::kBFloat16:  // beyond int64 in both directions
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case at::kBool:
+      return {0, 1};
+    case at::kByte:
+      return {0, 255};
+    case at::kChar:
+      return {-128, 127};
+    case at::kShort:
+      return {std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()};
+    case at::kInt:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+void check_random_bounds(const at::Tensor& self, int64_t from, int64_t to_inc) {
+  const auto [lo, hi] = random_bounds(self.scalar_type());
+  TORCH_CHECK(from >= lo && from <= hi, "from is out of bounds for ", self.dtype());
+  TORCH_CHECK(to_inc >= lo && to_inc <= hi, "to - 1 is out of bounds for ", self.dtype());
+  const int digits = float_digits(self.scalar_type());
+  if (digits) {
+    const int64_t lim = int64_t(1) << digits;
+    if (from < -lim || from > lim || to_inc < -lim || to_inc > lim) {
+      TORCH_WARN((from < -lim || from > lim) ? "from" : "to - 1", " is out of bounds [-(2^", digits,
+                 "), 2^", digits, "]. Due to precision limitations ", self.dtype(),
+                 " can support discrete uniform distribution only within this range.");
+    }
+  }
+}
+
+// random_ as in CPU torch: [from, to) with `to`, [from, largest value of the dtype (2^digits
+// for floats)] without, the whole int64 range for from = INT64_MIN without `to`. The values
+// come from 64-bit words (philox_range).
 at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
                         std::optional<at::Generator> gen) {
-  uint64_t range;
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) || at::isIntegralType(t, /*includeBool=*/true),
+              "random_ is implemented for floating point, integral and bool dtypes only, got ", t);
+  const bool floating = at::isFloatingType(t);
+  uint64_t range = 0;  // 2^64
   if (to) {
-    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
-                " >= to=", *to);
-    range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
-  } else {
-    range = self.scalar_type() == at::kLong
-                ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - from + 1
-                : static_cast<uint64_t>(default_to(self.scalar_type())) - from;
+    int64_t hi = *to;
+    TORCH_CHECK(from < hi, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", hi);
+    if (floating) {
+      from = adjust_from(from, t);
+      hi = adjust_to(hi, t);
+      TORCH_CHECK(from < hi,
+                  "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, "
+                  "but got from=",
+                  from, " >= to=", hi);
+    }
+    check_random_bounds(self, from, hi - 1);
+    range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(from);
+  } else if (from != std::numeric_limits<int64_t>::min()) {
+    int64_t to_inc;
+    if (floating) {
+      to_inc = int64_t(1) << float_digits(t);
+      from = adjust_from(from, t);
+      TORCH_CHECK(from < to_inc,
+                  "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                  "casted to dtype, but got from=",
+                  from, " > to_inc=", to_inc);
+    } else {
+      to_inc = random_bounds(t).second;
+    }
+    check_random_bounds(self, from, to_inc);
+    range = static_cast<uint64_t>(to_inc) - static_cast<uint64_t>(from) + 1;
   }
-  return on_contiguous(self, [&](at::Tensor& t) { philox_range(t, from, range, gen); });
+  return on_contiguous(self, [&](at::Tensor& tmp) { philox_range(tmp, from, range, gen); });
 }
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
   return random_from(self, 0, to, gen);
 }
 at::Tensor& random_default(at::Tensor& self, std::optional<at::Generator> gen) {
-  return random_from(self, 0, default_to(self.scalar_type()), gen);
+  return random_from(self, 0, std::nullopt, gen);
 }
 
 }  // namespace
