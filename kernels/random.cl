@@ -9,12 +9,17 @@
 // Work-item i (get_global_id(0)) encrypts the counter {lo32(base+i), hi32(base+i), 0, 0}
 // with key {key0, key1} and gets four 32-bit words x0..x3.
 //
+// The counters {lo32(base+i), hi32(base+i), 1, 0} give work-item i's "second words"; only
+// philox_bernoulli* use them, in rare cases (below), and no other draw uses a counter whose
+// third word is not 0.
+//
 // ---------------------------------------------------------------------------------
-// philox_fill(out, out_off, n, key0, key1, base, p1, p2)
+// philox_fill(out, out_off, n, key0, key1, base, float p1, float p2)     OUT_T not double
 //   Elements 4i+j (j = 0..3, only those < n) are written to out[out_off + 4i + j].
 //   Launch: global = { roundup(ceil(n / 4), LWS) }, local = { LWS };
 //           the host then advances its Philox offset (base) by ceil(n / 4).
-//   Distribution (exactly one option):
+//   Values are computed in float (24 random bits each) and converted with CONVERT(OUT_T, .).
+//   Distribution (exactly one of these two options):
 //   -DDIST_UNIFORM    u = (x >> 8) * 2^-24 in [0, 1); value = p1 + (p2 - p1) * u, in
 //                     [p1, p2) (like torch.uniform_(from=p1, to=p2)): if rounding (in
 //                     float, or in the half/bfloat16 output) would reach p2, the largest
@@ -24,7 +29,30 @@
 //                     u2 = (x_odd >> 8) * 2^-24, r = sqrt(-2 log u1),
 //                     z = {r cos(2 pi u2), r sin(2 pi u2)}; value = p1 + p2 * z
 //                     (p1 = mean, p2 = std).
-//   -DDIST_BERNOULLI  u as for uniform; value = (u < p1) ? 1 : 0.
+//
+// philox_fill_f64(out, out_off, n, key0, key1, base, double p1, double p2)  OUT_T=double
+//   The double version (53 random bits per uniform): two 53-bit numbers
+//   k0 = (x0 | x1 << 32) >> 11 and k1 = (x2 | x3 << 32) >> 11 give elements 2i and 2i+1
+//   (only those < n), computed in double.
+//   -DDIST_UNIFORM    value = p1 + (p2 - p1) * (k * 2^-53), kept below p2 like above.
+//   -DDIST_NORMAL     Box-Muller in double on u1 = (k0 + 1) * 2^-53 in (0, 1] and
+//                     u2 = k1 * 2^-53: elements 2i, 2i+1 = p1 + p2 * {r cos(2 pi u2),
+//                     r sin(2 pi u2)} with r = sqrt(-2 log u1).
+//   Launch: global = { roundup(ceil(n / 2), LWS) }, local = { LWS };
+//           the host then advances its Philox offset (base) by ceil(n / 2).
+//
+// philox_bernoulli(out, out_off, n, key0, key1, base, ulong t)          -DDIST_BERNOULLI
+//   Element 4i+j (j = 0..3, only those < n) is 1 with probability t / 2^53 (t in [0, 2^53];
+//   the host passes t = ceil(p * 2^53), which is exact for a double p) and 0 otherwise: the
+//   element's 53-bit number k = x_j * 2^21 + f is compared, k < t. f (21 bits) matters only
+//   when x_j == t >> 21 (probability 2^-32 per element); it is then the top 21 bits of word j
+//   of the element's second words. Launch and offset advance as for philox_fill (ceil(n / 4)).
+//
+// philox_bernoulli_tensor(out, out_off, n, key0, key1, base, p, p_off, err, err_code)
+//   (-DDIST_BERNOULLI -DP_T=<tag of p>): like philox_bernoulli with a probability per element,
+//   p[p_off + e] (REG_TYPE(P_T)), t = ceil(p * 2^53) computed in that type (exact). A p that is
+//   not in [0, 1] (or NaN) gives 0 and stores err_code in *err if it is still 0: the host
+//   raises the error at its next wait (runtime/DeviceError.h).
 //
 // philox_range(out, out_off, n, key0, key1, base, from, range)
 //   Two 64-bit words r0 = x0 | x1 << 32 and r1 = x2 | x3 << 32 give elements 2i and 2i+1
@@ -34,13 +62,12 @@
 //           the host then advances its Philox offset (base) by ceil(n / 2).
 //
 // Build options: -DOUT_T=<tag> with tag one of float, double (needs -DTORCH_OCL_FP64),
-//   half, bfloat16, long, int, short, char, uchar, bool; for philox_fill exactly one
-//   -DDIST_* option (philox_range needs none and ignores it); -DLWS=<local size>
+//   half, bfloat16, long, int, short, char, uchar, bool; at most one -DDIST_* option;
+//   -DP_T=<tag> (a float tag) for philox_bernoulli_tensor; -DLWS=<local size>
 //   (default 64; enforced with reqd_work_group_size).
-// Both kernels are in the program when a -DDIST_* option is given, otherwise only
-// philox_range. philox_fill computes its values in float and converts them with
-// CONVERT(OUT_T, .) (C cast semantics), so a double output currently carries float
-// precision (24 random bits); philox_range converts the exact 64-bit integer value.
+// philox_range is always in the program; philox_fill (OUT_T not double) or philox_fill_f64
+// (OUT_T=double) with -DDIST_UNIFORM or -DDIST_NORMAL; philox_bernoulli with
+// -DDIST_BERNOULLI, and philox_bernoulli_tensor when P_T is given too.
 // The uniform and bernoulli values are bit-exact (FP_CONTRACT OFF below); the normal
 // values depend on the device's log/sqrt/cos/sin (within their OpenCL ulp bounds).
 // ---------------------------------------------------------------------------------
@@ -72,31 +99,38 @@
     (c2) = n2_;                                       \
   } while (0)
 
-// Philox4x32-10 of counter {lo32(ctr), hi32(ctr), 0, 0} under key {key0, key1}.
-#define PHILOX4X32_10(ctr, key0, key1, x0, x1, x2, x3) \
-  do {                                                 \
-    uint k0_ = (key0), k1_ = (key1);                   \
-    (x0) = (uint)(ctr);                                \
-    (x1) = (uint)((ctr) >> 32);                        \
-    (x2) = 0u;                                         \
-    (x3) = 0u;                                         \
-    PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);            \
-    for (int r_ = 1; r_ < 10; ++r_) {                  \
-      k0_ += PHILOX_W0;                                \
-      k1_ += PHILOX_W1;                                \
-      PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);          \
-    }                                                  \
+// Philox4x32-10 of counter {lo32(ctr), hi32(ctr), c2, 0} under key {key0, key1}.
+#define PHILOX4X32_10_C2(ctr, c2, key0, key1, x0, x1, x2, x3) \
+  do {                                                        \
+    uint k0_ = (key0), k1_ = (key1);                          \
+    (x0) = (uint)(ctr);                                       \
+    (x1) = (uint)((ctr) >> 32);                               \
+    (x2) = (c2);                                              \
+    (x3) = 0u;                                                \
+    PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);                   \
+    for (int r_ = 1; r_ < 10; ++r_) {                         \
+      k0_ += PHILOX_W0;                                       \
+      k1_ += PHILOX_W1;                                       \
+      PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);                 \
+    }                                                         \
   } while (0)
+#define PHILOX4X32_10(ctr, key0, key1, x0, x1, x2, x3) \
+  PHILOX4X32_10_C2(ctr, 0u, key0, key1, x0, x1, x2, x3)
 
 // 24 random bits -> float in [0, 1).
 #define U01(x) ((float)((x) >> 8) * 0x1.0p-24f)
 // 24 random bits -> float in (0, 1].
 #define U01_OPEN0(x) ((float)(((x) >> 8) + 1u) * 0x1.0p-24f)
 
+// 53 random bits (the top bits of lo | hi << 32) as a ulong in [0, 2^53).
+#define U53(lo, hi) ((((ulong)(hi) << 32) | (ulong)(lo)) >> 11)
+
 #define TAG_IS_half_half 1
 #define TAG_IS_bfloat16_bfloat16 1
+#define TAG_IS_double_double 1
 #define OUT_IS_HALF OCL_CAT(TAG_IS_half_, OUT_T)
 #define OUT_IS_BF16 OCL_CAT(TAG_IS_bfloat16_, OUT_T)
+#define OUT_IS_DOUBLE OCL_CAT(TAG_IS_double_, OUT_T)
 
 // The representable value just below the one with bits b (16-bit half/bfloat16 layout,
 // toward -infinity; b is finite).
@@ -136,7 +170,7 @@ inline float rnd_uniform(uint x, float p1, float p2) {
 }
 #endif
 
-#if defined(DIST_UNIFORM) || defined(DIST_NORMAL) || defined(DIST_BERNOULLI)
+#if (defined(DIST_UNIFORM) || defined(DIST_NORMAL)) && !OUT_IS_DOUBLE
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
     __global STORE_TYPE(OUT_T)* out, ulong out_off, ulong n, uint key0, uint key1, ulong base,
     float p1, float p2) {
@@ -151,7 +185,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
   v[1] = rnd_uniform(x1, p1, p2);
   v[2] = rnd_uniform(x2, p1, p2);
   v[3] = rnd_uniform(x3, p1, p2);
-#elif defined(DIST_NORMAL)
+#else
   {
     const float two_pi = 6.283185307179586f;
     const float r01 = sqrt(-2.0f * log(U01_OPEN0(x0)));
@@ -163,11 +197,6 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
     v[2] = p1 + p2 * (r23 * cos(t23));
     v[3] = p1 + p2 * (r23 * sin(t23));
   }
-#elif defined(DIST_BERNOULLI)
-  v[0] = U01(x0) < p1 ? 1.0f : 0.0f;
-  v[1] = U01(x1) < p1 ? 1.0f : 0.0f;
-  v[2] = U01(x2) < p1 ? 1.0f : 0.0f;
-  v[3] = U01(x3) < p1 ? 1.0f : 0.0f;
 #endif
   out += out_off;
   if (e0 + 4 <= n) {
@@ -180,7 +209,113 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
       if (e0 + j < n) STORE(OUT_T, out, e0 + j, CONVERT(OUT_T, v[j]));
   }
 }
-#endif  // DIST_*
+#endif  // DIST_UNIFORM || DIST_NORMAL, OUT_T not double
+
+#if (defined(DIST_UNIFORM) || defined(DIST_NORMAL)) && OUT_IS_DOUBLE
+#ifdef DIST_UNIFORM
+// Largest double strictly below d (d finite).
+inline double rnd_double_down(double d) {
+  const long b = as_long(d);
+  if ((b & 0x7fffffffffffffffL) == 0) return as_double(as_long((ulong)0x8000000000000001UL));
+  return as_double(b < 0 ? b + 1 : b - 1);
+}
+
+// p1 + (p2 - p1) * k * 2^-53, kept below p2.
+inline double rnd_uniform_f64(ulong k, double p1, double p2) {
+  const double v = p1 + (p2 - p1) * ((double)k * 0x1.0p-53);
+  if (!(p1 < p2) || !isfinite(p2)) return v;
+  return v >= p2 ? rnd_double_down(p2) : v;
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill_f64(
+    __global double* out, ulong out_off, ulong n, uint key0, uint key1, ulong base, double p1,
+    double p2) {
+  const ulong i = get_global_id(0);
+  const ulong e0 = 2 * i;
+  if (e0 >= n) return;
+  uint x0, x1, x2, x3;
+  PHILOX4X32_10(base + i, key0, key1, x0, x1, x2, x3);
+  const ulong k0 = U53(x0, x1);
+  const ulong k1 = U53(x2, x3);
+#ifdef DIST_UNIFORM
+  const double v0 = rnd_uniform_f64(k0, p1, p2);
+  const double v1 = rnd_uniform_f64(k1, p1, p2);
+#else
+  const double r = sqrt(-2.0 * log((double)(k0 + 1) * 0x1.0p-53));
+  const double t = 6.283185307179586 * ((double)k1 * 0x1.0p-53);
+  const double v0 = p1 + p2 * (r * cos(t));
+  const double v1 = p1 + p2 * (r * sin(t));
+#endif
+  out += out_off;
+  out[e0] = v0;
+  if (e0 + 1 < n) out[e0 + 1] = v1;
+}
+#endif  // DIST_UNIFORM || DIST_NORMAL, OUT_T double
+
+#ifdef DIST_BERNOULLI
+// 1 with probability t / 2^53 (t <= 2^53) for element word x_j of the counter ctr (see the
+// comment at the top: the second words decide only when x_j == t >> 21).
+inline int rnd_bernoulli(uint x, int j, ulong t, ulong ctr, uint key0, uint key1) {
+  const ulong th = t >> 21;
+  if ((ulong)x != th) return (ulong)x < th;
+  uint y[4];
+  PHILOX4X32_10_C2(ctr, 1u, key0, key1, y[0], y[1], y[2], y[3]);
+  return (y[j] >> 11) < (uint)(t & 0x1fffffUL);
+}
+
+inline void store_bernoulli4(__global STORE_TYPE(OUT_T)* out, ulong e0, ulong n, const int* b) {
+  if (e0 + 4 <= n) {
+    STORE(OUT_T, out, e0 + 0, CONVERT(OUT_T, b[0]));
+    STORE(OUT_T, out, e0 + 1, CONVERT(OUT_T, b[1]));
+    STORE(OUT_T, out, e0 + 2, CONVERT(OUT_T, b[2]));
+    STORE(OUT_T, out, e0 + 3, CONVERT(OUT_T, b[3]));
+  } else {
+    for (int j = 0; j < 3; ++j)
+      if (e0 + j < n) STORE(OUT_T, out, e0 + j, CONVERT(OUT_T, b[j]));
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_bernoulli(
+    __global STORE_TYPE(OUT_T)* out, ulong out_off, ulong n, uint key0, uint key1, ulong base,
+    ulong t) {
+  const ulong i = get_global_id(0);
+  const ulong e0 = 4 * i;
+  if (e0 >= n) return;
+  uint x[4];
+  PHILOX4X32_10(base + i, key0, key1, x[0], x[1], x[2], x[3]);
+  int b[4];
+  for (int j = 0; j < 4; ++j) b[j] = rnd_bernoulli(x[j], j, t, base + i, key0, key1);
+  store_bernoulli4(out + out_off, e0, n, b);
+}
+
+#ifdef P_T
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_bernoulli_tensor(
+    __global STORE_TYPE(OUT_T)* out, ulong out_off, ulong n, uint key0, uint key1, ulong base,
+    __global const STORE_TYPE(P_T)* p, ulong p_off, __global int* err, int err_code) {
+  const ulong i = get_global_id(0);
+  const ulong e0 = 4 * i;
+  if (e0 >= n) return;
+  uint x[4];
+  PHILOX4X32_10(base + i, key0, key1, x[0], x[1], x[2], x[3]);
+  p += p_off;
+  int b[4];
+  for (int j = 0; j < 4; ++j) {
+    b[j] = 0;
+    if (e0 + j >= n) continue;
+    const REG_TYPE(P_T) pj = LOAD(P_T, p, e0 + j);
+    if (pj >= 0 && pj <= 1) {
+      // Exact: pj * 2^53 is a scaling by a power of two, and its ceiling is at most 2^53.
+      const ulong t = (ulong)ceil(pj * 0x1.0p53f);
+      b[j] = rnd_bernoulli(x[j], j, t, base + i, key0, key1);
+    } else {
+      atomic_cmpxchg(err, 0, err_code);
+    }
+  }
+  store_bernoulli4(out + out_off, e0, n, b);
+}
+#endif  // P_T
+#endif  // DIST_BERNOULLI
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_range(
     __global STORE_TYPE(OUT_T)* out, ulong out_off, ulong n, uint key0, uint key1, ulong base,

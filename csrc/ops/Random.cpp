@@ -1,15 +1,22 @@
 // Random sampling with the per-device Philox generator and kernels/random.cl: uniform_,
-// normal_, bernoulli_ (float p), random_ (all three forms). Non-contiguous outputs are
-// generated into a contiguous temporary and copied on the device.
+// normal_, bernoulli_ (float and tensor p), random_ (all three forms). Non-contiguous outputs
+// are generated into a contiguous temporary and copied on the device.
+// Resolution: float32/half/bfloat16 values come from 24 random bits, float64 values from 53
+// (philox_fill_f64), random_ from 64-bit words, and bernoulli_ compares 53-bit numbers with
+// ceil(p * 2^53), so a double p keeps its resolution whatever the output dtype.
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <limits>
 #include <mutex>
 
 #include "ops/Elementwise.h"
+#include "runtime/DeviceError.h"
 #include "runtime/Generator.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -18,6 +25,9 @@ namespace torch_ocl {
 namespace {
 
 constexpr size_t kLws = 64;
+constexpr const char* kBadProbability =
+    "bernoulli_ expects p to be in [0, 1]: Expected p_in >= 0 && p_in <= 1 to be true, but got "
+    "false (a value of the probability tensor p is < 0, > 1 or NaN)";
 
 // Reserves counters and returns (key0, key1, base).
 struct Draw {
@@ -47,17 +57,59 @@ at::Tensor& on_contiguous(at::Tensor& self, F fill) {
   return self;
 }
 
-void philox_fill(at::Tensor& out, const char* dist, float p1, float p2,
+// uniform_ / normal_ (dist "DIST_UNIFORM" / "DIST_NORMAL") with parameters p1, p2: float
+// outputs through philox_fill (4 values per counter, computed in float), double outputs
+// through philox_fill_f64 (2 values per counter, 53 random bits each, computed in double).
+void philox_fill(at::Tensor& out, const char* dist, double p1, double p2,
                  std::optional<at::Generator> gen) {
+  const int device = out.device().index();
+  const uint64_t n = out.numel();
+  const bool f64 = out.scalar_type() == at::kDouble;
+  const uint64_t counters = f64 ? (n + 1) / 2 : (n + 3) / 4;
+  const Draw d = draw(gen, device, counters);
+  std::string opts = std::string("-DOUT_T=") + type_tag(out.scalar_type(), device) + " -D" + dist;
+  cl_kernel k = get_kernel(device, "random.cl", f64 ? "philox_fill_f64" : "philox_fill", opts);
+  KernelLaunch launch(k);
+  launch.buffer(buffer_of(out), out.itemsize()).arg(static_cast<cl_ulong>(n));
+  launch.arg(d.key0).arg(d.key1).arg(static_cast<cl_ulong>(d.base));
+  if (f64) {
+    launch.arg(static_cast<cl_double>(p1)).arg(static_cast<cl_double>(p2));
+  } else {
+    launch.arg(static_cast<float>(p1)).arg(static_cast<float>(p2));
+  }
+  launch.enqueue1d(device, counters, kLws);
+}
+
+// bernoulli_ with a scalar p (in [0, 1]): 1 with probability ceil(p * 2^53) / 2^53.
+void philox_bernoulli(at::Tensor& out, double p, std::optional<at::Generator> gen) {
+  const int device = out.device().index();
+  const uint64_t n = out.numel();
+  const uint64_t counters = (n + 3) / 4;
+  const auto t = static_cast<uint64_t>(std::ceil(std::ldexp(p, 53)));  // exact
+  const Draw d = draw(gen, device, counters);
+  std::string opts =
+      std::string("-DOUT_T=") + type_tag(out.scalar_type(), device) + " -DDIST_BERNOULLI";
+  KernelLaunch launch(get_kernel(device, "random.cl", "philox_bernoulli", opts));
+  launch.buffer(buffer_of(out), out.itemsize()).arg(static_cast<cl_ulong>(n));
+  launch.arg(d.key0).arg(d.key1).arg(static_cast<cl_ulong>(d.base)).arg(static_cast<cl_ulong>(t));
+  launch.enqueue1d(device, counters, kLws);
+}
+
+// bernoulli_ with a contiguous probability tensor p of out's size (a floating dtype). A p
+// outside [0, 1] is raised at the next host wait (runtime/DeviceError.h).
+void philox_bernoulli_tensor(at::Tensor& out, const at::Tensor& p,
+                             std::optional<at::Generator> gen) {
   const int device = out.device().index();
   const uint64_t n = out.numel();
   const uint64_t counters = (n + 3) / 4;
   const Draw d = draw(gen, device, counters);
-  std::string opts = std::string("-DOUT_T=") + type_tag(out.scalar_type(), device) + " -D" + dist;
-  cl_kernel k = get_kernel(device, "random.cl", "philox_fill", opts);
-  KernelLaunch launch(k);
+  std::string opts = std::string("-DOUT_T=") + type_tag(out.scalar_type(), device) +
+                     " -DDIST_BERNOULLI -DP_T=" + type_tag(p.scalar_type(), device);
+  KernelLaunch launch(get_kernel(device, "random.cl", "philox_bernoulli_tensor", opts));
   launch.buffer(buffer_of(out), out.itemsize()).arg(static_cast<cl_ulong>(n));
-  launch.arg(d.key0).arg(d.key1).arg(static_cast<cl_ulong>(d.base)).arg(p1).arg(p2);
+  launch.arg(d.key0).arg(d.key1).arg(static_cast<cl_ulong>(d.base));
+  launch.buffer(buffer_of(p), p.itemsize());
+  launch.arg(device_error_word(device)).arg(device_error_code(kBadProbability));
   launch.enqueue1d(device, counters, kLws);
 }
 
@@ -80,37 +132,55 @@ void check_floating(const at::Tensor& self, const char* name) {
               " is implemented for floating point dtypes only, got ", self.scalar_type());
 }
 
+// The largest finite value of a floating dtype, as a double.
+double dtype_max(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble:
+      return std::numeric_limits<double>::max();
+    case at::kHalf:
+      return 65504.0;
+    case at::kBFloat16:
+      return 0x1.fep127;
+    default:
+      return std::numeric_limits<float>::max();
+  }
+}
+
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
   check_floating(self, "uniform_");
+  // The checks of CPU torch: finite bounds within the dtype, from <= to, a finite range.
+  const double max = dtype_max(self.scalar_type());
+  TORCH_CHECK(from >= -max && from <= max, "from is out of bounds for ", self.dtype());
+  TORCH_CHECK(to >= -max && to <= max, "to is out of bounds for ", self.dtype());
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
-  return on_contiguous(self, [&](at::Tensor& t) {
-    philox_fill(t, "DIST_UNIFORM", static_cast<float>(from), static_cast<float>(to), gen);
-  });
+  TORCH_CHECK(to - from <= max, "uniform_ expects to-from <= std::numeric_limits<",
+              c10::toString(self.scalar_type()), ">::max(), but found to=", to, " and from=", from,
+              " which result in to-from to exceed the limit");
+  return on_contiguous(self, [&](at::Tensor& t) { philox_fill(t, "DIST_UNIFORM", from, to, gen); });
 }
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
   check_floating(self, "normal_");
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  return on_contiguous(self, [&](at::Tensor& t) {
-    philox_fill(t, "DIST_NORMAL", static_cast<float>(mean), static_cast<float>(std), gen);
-  });
+  return on_contiguous(self, [&](at::Tensor& t) { philox_fill(t, "DIST_NORMAL", mean, std, gen); });
 }
 
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen) {
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  return on_contiguous(self, [&](at::Tensor& t) {
-    philox_fill(t, "DIST_BERNOULLI", static_cast<float>(p), 0.0f, gen);
-  });
+  return on_contiguous(self, [&](at::Tensor& t) { philox_bernoulli(t, p, gen); });
 }
 
-// bernoulli_(p) with a tensor of probabilities: uniform samples compared with p on the device.
-at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
+// bernoulli_(p) with a tensor of probabilities (broadcast to self): p is checked on the device
+// and an invalid one raised at the next host wait, so the normal path does not wait.
+at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p_,
                              std::optional<at::Generator> gen) {
-  at::Tensor u = at::empty(self.sizes(), self.options().dtype(at::kFloat));
-  uniform_(u, 0.0, 1.0, gen);
-  self.copy_(u.lt(p.to(self.device())));
-  return self;
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(p_.scalar_type()),
+                              "bernoulli_: a probability tensor p of dtype ", p_.scalar_type(),
+                              " is not supported (use a floating dtype)");
+  if (self.numel() == 0) return self;
+  const at::Tensor p = p_.to(self.device()).expand(self.sizes()).contiguous();
+  return on_contiguous(self, [&](at::Tensor& t) { philox_bernoulli_tensor(t, p, gen); });
 }
 
 // Dropout: keep each element with probability 1 - p and scale the kept ones by 1 / (1 - p).
@@ -134,52 +204,152 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   return grad.mul(mask).mul_(scale);
 }
 
-// Largest integer N such that [0, N] is exactly representable in the dtype (like torch's
-// random_() default range).
-int64_t default_to(at::ScalarType t) {
+// Mantissa digits of a floating dtype (0 for the others).
+int float_digits(at::ScalarType t) {
   switch (t) {
     case at::kFloat:
-      return (int64_t(1) << 24) + 1;
+      return 24;
     case at::kDouble:
-      return (int64_t(1) << 53) + 1;
+      return 53;
     case at::kHalf:
-      return (int64_t(1) << 11) + 1;
+      return 11;
     case at::kBFloat16:
-      return (int64_t(1) << 8) + 1;
-    case at::kBool:
-      return 2;
-    case at::kByte:
-      return int64_t(std::numeric_limits<uint8_t>::max()) + 1;
-    case at::kChar:
-      return int64_t(std::numeric_limits<int8_t>::max()) + 1;
-    case at::kShort:
-      return int64_t(std::numeric_limits<int16_t>::max()) + 1;
-    case at::kInt:
-      return int64_t(std::numeric_limits<int32_t>::max()) + 1;
+      return 8;
     default:
-      return std::numeric_limits<int64_t>::max();
+      return 0;
   }
 }
 
+// v rounded to the floating dtype t (to nearest, like the kernels' conversion) and back to
+// int64; saturates at the int64 range.
+int64_t through_dtype(int64_t v, at::ScalarType t) {
+  double d;
+  switch (t) {
+    case at::kDouble:
+      d = static_cast<double>(v);
+      break;
+    case at::kHalf:
+      d = static_cast<float>(c10::Half(static_cast<float>(v)));
+      break;
+    case at::kBFloat16:
+      d = static_cast<float>(c10::BFloat16(static_cast<float>(v)));
+      break;
+    default:
+      d = static_cast<float>(v);
+  }
+  if (d >= 0x1p63) return std::numeric_limits<int64_t>::max();
+  if (d <= -0x1p63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
+}
+
+// floor(log2(|v|)) for v != 0.
+int log2_floor(int64_t v) {
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int n = 0;
+  while (u >>= 1) ++n;
+  return n;
+}
+
+// Like CPU torch's random_ on a floating dtype: `from` moves up and `to` down to the next
+// integers that stay inside [from, to) after rounding to the dtype.
+int64_t adjust_from(int64_t from, at::ScalarType t) {
+  const int64_t up = through_dtype(from + 1, t);
+  if (up >= from) return from;
+  return up + (int64_t(1) << (log2_floor(from + 1) - float_digits(t) + 1));
+}
+int64_t adjust_to(int64_t to, at::ScalarType t) {
+  const int64_t down = through_dtype(to - 1, t);
+  if (down < to) return to;
+  return down - (int64_t(1) << (log2_floor(to - 1) - float_digits(t) + 1));
+}
+
+// The inclusive range [lo, hi] of values random_ may produce for dtype t.
+std::pair<int64_t, int64_t> random_bounds(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case at::kDouble:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case at::kHalf:
+      return {-65504, 65504};
+    case at::kBFloat16:  // beyond int64 in both directions
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case at::kBool:
+      return {0, 1};
+    case at::kByte:
+      return {0, 255};
+    case at::kChar:
+      return {-128, 127};
+    case at::kShort:
+      return {std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()};
+    case at::kInt:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+void check_random_bounds(const at::Tensor& self, int64_t from, int64_t to_inc) {
+  const auto [lo, hi] = random_bounds(self.scalar_type());
+  TORCH_CHECK(from >= lo && from <= hi, "from is out of bounds for ", self.dtype());
+  TORCH_CHECK(to_inc >= lo && to_inc <= hi, "to - 1 is out of bounds for ", self.dtype());
+  const int digits = float_digits(self.scalar_type());
+  if (digits) {
+    const int64_t lim = int64_t(1) << digits;
+    if (from < -lim || from > lim || to_inc < -lim || to_inc > lim) {
+      TORCH_WARN((from < -lim || from > lim) ? "from" : "to - 1", " is out of bounds [-(2^", digits,
+                 "), 2^", digits, "]. Due to precision limitations ", self.dtype(),
+                 " can support discrete uniform distribution only within this range.");
+    }
+  }
+}
+
+// random_ as in CPU torch: [from, to) with `to`, [from, largest value of the dtype (2^digits
+// for floats)] without, the whole int64 range for from = INT64_MIN without `to`. The values
+// come from 64-bit words (philox_range).
 at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
                         std::optional<at::Generator> gen) {
-  uint64_t range;
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) || at::isIntegralType(t, /*includeBool=*/true),
+              "random_ is implemented for floating point, integral and bool dtypes only, got ", t);
+  const bool floating = at::isFloatingType(t);
+  uint64_t range = 0;  // 2^64
   if (to) {
-    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
-                " >= to=", *to);
-    range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
-  } else {
-    range = self.scalar_type() == at::kLong
-                ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - from + 1
-                : static_cast<uint64_t>(default_to(self.scalar_type())) - from;
+    int64_t hi = *to;
+    TORCH_CHECK(from < hi, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", hi);
+    if (floating) {
+      from = adjust_from(from, t);
+      hi = adjust_to(hi, t);
+      TORCH_CHECK(from < hi,
+                  "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, "
+                  "but got from=",
+                  from, " >= to=", hi);
+    }
+    check_random_bounds(self, from, hi - 1);
+    range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(from);
+  } else if (from != std::numeric_limits<int64_t>::min()) {
+    int64_t to_inc;
+    if (floating) {
+      to_inc = int64_t(1) << float_digits(t);
+      from = adjust_from(from, t);
+      TORCH_CHECK(from < to_inc,
+                  "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                  "casted to dtype, but got from=",
+                  from, " > to_inc=", to_inc);
+    } else {
+      to_inc = random_bounds(t).second;
+    }
+    check_random_bounds(self, from, to_inc);
+    range = static_cast<uint64_t>(to_inc) - static_cast<uint64_t>(from) + 1;
   }
-  return on_contiguous(self, [&](at::Tensor& t) { philox_range(t, from, range, gen); });
+  return on_contiguous(self, [&](at::Tensor& tmp) { philox_range(tmp, from, range, gen); });
 }
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
   return random_from(self, 0, to, gen);
 }
 at::Tensor& random_default(at::Tensor& self, std::optional<at::Generator> gen) {
-  return random_from(self, 0, default_to(self.scalar_type()), gen);
+  return random_from(self, 0, std::nullopt, gen);
 }
 
 }  // namespace

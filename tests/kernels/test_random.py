@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from cl_tags import STORE as NP_DTYPE
+from cl_tags import buffer, need_fp64, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
 
@@ -100,10 +101,35 @@ def _roundup(a, b):
     return _ceil(a, b) * b
 
 
-def run_random(ctx, queue, build, kernel, tag, n, key, base, p1, p2, dist=None, out_off=0, lws=LWS):
-    """Launch philox_fill/philox_range with the documented geometry; returns out[out_off:]."""
+# kernel -> (elements per work-item, NumPy types of the arguments after base)
+KERNEL_ARGS = {
+    "philox_fill": (4, (np.float32, np.float32)),
+    "philox_fill_f64": (2, (np.float64, np.float64)),
+    "philox_bernoulli": (4, (np.uint64,)),
+    "philox_range": (2, (np.int64, np.uint64)),
+    "philox_bernoulli_tensor": (4, None),  # arguments passed as given (buffers, ...)
+}
+
+
+def run_random(
+    ctx,
+    queue,
+    build,
+    kernel,
+    tag,
+    n,
+    key,
+    base,
+    *params,
+    dist=None,
+    out_off=0,
+    lws=LWS,
+    extra_opts=(),
+):
+    """Launch a random.cl kernel with the documented geometry; returns out[out_off:].
+    `params` are the kernel's arguments after base (converted to the types in KERNEL_ARGS)."""
     dtype = NP_DTYPE[tag]
-    opts = ["-DOUT_T=" + tag]
+    opts = ["-DOUT_T=" + tag, *extra_opts]
     if dist:
         opts.append("-DDIST_" + dist.upper())
     if lws != LWS:
@@ -112,12 +138,8 @@ def run_random(ctx, queue, build, kernel, tag, n, key, base, p1, p2, dist=None, 
     host = np.zeros(out_off + n + 5, dtype=dtype)
     host[...] = SENTINEL.get(tag, -7)
     buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
-    if kernel == "philox_fill":
-        per_item = 4
-        extra = (np.float32(p1), np.float32(p2))
-    else:
-        per_item = 2
-        extra = (np.int64(p1), np.uint64(p2))
+    per_item, types = KERNEL_ARGS[kernel]
+    args = list(params) if types is None else [t(v) for t, v in zip(types, params, strict=True)]
     gsize = _roundup(_ceil(n, per_item), lws)
     knl = cl.Kernel(prg, kernel)
     knl(
@@ -130,7 +152,7 @@ def run_random(ctx, queue, build, kernel, tag, n, key, base, p1, p2, dist=None, 
         np.uint32(key[0]),
         np.uint32(key[1]),
         np.uint64(base),
-        *extra,
+        *args,
     )
     cl.enqueue_copy(queue, host, buf)
     queue.finish()
@@ -142,7 +164,28 @@ def run_random(ctx, queue, build, kernel, tag, n, key, base, p1, p2, dist=None, 
 
 
 def fill(ctx, queue, build, dist, tag, n, key=(1, 2), base=0, p1=0.0, p2=1.0, out_off=0):
-    return run_random(ctx, queue, build, "philox_fill", tag, n, key, base, p1, p2, dist, out_off)
+    kernel = "philox_fill_f64" if tag == "double" else "philox_fill"
+    return run_random(
+        ctx, queue, build, kernel, tag, n, key, base, p1, p2, dist=dist, out_off=out_off
+    )
+
+
+def bernoulli(ctx, queue, build, tag, n, key, base, p, out_off=0):
+    """philox_bernoulli with the host's threshold ceil(p * 2^53)."""
+    t = int(np.ceil(np.ldexp(np.float64(p), 53)))
+    return run_random(
+        ctx,
+        queue,
+        build,
+        "philox_bernoulli",
+        tag,
+        n,
+        key,
+        base,
+        t,
+        dist="bernoulli",
+        out_off=out_off,
+    )
 
 
 def words_flat(n, key, base, per_item=4):
@@ -228,10 +271,8 @@ def test_uniform_half_clamps_at_one(ctx, queue, build, slow):
     assert out.max() == np.nextafter(np.float16(1), np.float16(0))
 
 
-@pytest.mark.parametrize("tag", ["double", "half", "bfloat16", "int", "long", "short", "char"])
-def test_uniform_output_types(ctx, queue, build, has_fp64, tag):
-    if tag == "double" and not has_fp64:
-        pytest.skip("device has no cl_khr_fp64")
+@pytest.mark.parametrize("tag", ["half", "bfloat16", "int", "long", "short", "char"])
+def test_uniform_output_types(ctx, queue, build, tag):
     n, key, base, p1, p2 = 1003, (5, 6), 77, -20.0, 30.0
     out = fill(ctx, queue, build, "uniform", tag, n, key, base, p1, p2, out_off=5)
     x = words_flat(n, key, base)[:n]
@@ -298,44 +339,219 @@ def test_normal_extreme_words_finite(ctx, queue, build, slow):
     assert np.abs(out).max() < 6.0  # sqrt(-2 log 2^-24) is about 5.77
 
 
-@pytest.mark.parametrize("tag", ["half", "bfloat16", "double"])
-def test_normal_output_types(ctx, queue, build, has_fp64, tag):
-    if tag == "double" and not has_fp64:
-        pytest.skip("device has no cl_khr_fp64")
+@pytest.mark.parametrize("tag", ["half", "bfloat16"])
+def test_normal_output_types(ctx, queue, build, tag):
     n, key, base = 999, (3, 1), 8
     ref = fill(ctx, queue, build, "normal", "float", n, key, base, 1.0, 0.5)
     out = fill(ctx, queue, build, "normal", tag, n, key, base, 1.0, 0.5)
     if tag == "half":
         np.testing.assert_array_equal(out, ref.astype(np.float16))
-    elif tag == "bfloat16":
-        np.testing.assert_array_equal(out, bf16_bits(ref))
     else:
-        np.testing.assert_array_equal(out, ref.astype(np.float64))
+        np.testing.assert_array_equal(out, bf16_bits(ref))
+
+
+# ----------------------------------------------------------------------------- float64
+
+
+def u53(x):
+    """53-bit numbers from word pairs (x0, x1), (x2, x3), ... as uint64."""
+    x = x.reshape(-1, 2).astype(np.uint64)
+    return (x[:, 0] | (x[:, 1] << np.uint64(32))) >> np.uint64(11)
+
+
+def expected_uniform_f64(x, p1, p2):
+    u = u53(x).astype(np.float64) * 2.0**-53
+    v = np.float64(p1) + (np.float64(p2) - np.float64(p1)) * u
+    return np.where(v >= p2, np.nextafter(np.float64(p2), -np.inf), v)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 128, 1001])
+@pytest.mark.parametrize("p1,p2", [(0.0, 1.0), (-2.5, 3.0), (1e6, 1e6 + 1), (-1e300, 1e300)])
+def test_uniform_f64_bit_exact(ctx, queue, build, has_fp64, n, p1, p2):
+    need_fp64(has_fp64, "double")
+    key, base = (0xDEADBEEF, 7), 2**32 - 5
+    out = fill(ctx, queue, build, "uniform", "double", n, key, base, p1, p2, out_off=3)
+    want = expected_uniform_f64(words_flat(n, key, base, per_item=2)[: 2 * n], p1, p2)
+    np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
+    assert (out >= p1).all() and (out < p2).all()
+
+
+def test_uniform_f64_resolution(ctx, queue, build, has_fp64, slow):
+    # 53 random bits per value: nearly no value is a float32, and the low bits are used.
+    need_fp64(has_fp64, "double")
+    n = (1 << 12) if slow else (1 << 18)
+    out = fill(ctx, queue, build, "uniform", "double", n, (5, 6), 0, 0.0, 1.0)
+    assert out.min() >= 0.0 and out.max() < 1.0
+    f32_exact = (out.astype(np.float32).astype(np.float64) == out).mean()
+    assert f32_exact < 1e-3, f32_exact
+    on_2_24_grid = (out * 2.0**24 == np.floor(out * 2.0**24)).mean()
+    assert on_2_24_grid < 1e-3, on_2_24_grid
+    # The lowest of the 53 bits is set about half of the time (values in [0.5, 1)).
+    hi = out[out >= 0.5]
+    lsb = ((hi * 2.0**53).astype(np.uint64) & np.uint64(1)).mean()
+    assert 0.4 < lsb < 0.6, lsb
+
+
+def test_uniform_f64_never_returns_upper_bound(ctx, queue, build, has_fp64):
+    # [2^52, 2^52 + 1) holds one double: p1 + u rounds up to p2 for about half of the u, and
+    # every one of those must come back as p1 (the largest double below p2).
+    need_fp64(has_fp64, "double")
+    p1 = 2.0**52
+    p2 = p1 + 1.0
+    n, key, base = 4096, (1, 9), 3
+    out = fill(ctx, queue, build, "uniform", "double", n, key, base, p1, p2)
+    np.testing.assert_array_equal(out, np.full(n, p1))
+
+
+def box_muller_f64(x, mean, std):
+    k = u53(x)
+    u1 = (k[0::2] + np.uint64(1)).astype(np.float64) * 2.0**-53
+    u2 = k[1::2].astype(np.float64) * 2.0**-53
+    r = np.sqrt(-2.0 * np.log(u1))
+    t = 2 * np.pi * u2
+    return mean + std * np.stack([r * np.cos(t), r * np.sin(t)], axis=1).ravel()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 129])
+def test_normal_f64_matches_box_muller(ctx, queue, build, has_fp64, n):
+    need_fp64(has_fp64, "double")
+    key, base, mean, std = (17, 18), 1000, 0.5, 2.0
+    out = fill(ctx, queue, build, "normal", "double", n, key, base, mean, std, out_off=2)
+    want = box_muller_f64(words_flat(n, key, base, per_item=2), mean, std)[:n]
+    np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-13 * std)
+
+
+def test_normal_f64_distribution_and_resolution(ctx, queue, build, has_fp64, slow):
+    need_fp64(has_fp64, "double")
+    n, mean, std = (1 << 12) if slow else 1_000_000, -1.5, 3.0
+    out = fill(ctx, queue, build, "normal", "double", n, (12, 34), 5, mean, std)
+    want = box_muller_f64(words_flat(n, (12, 34), 5, per_item=2), mean, std)[:n]
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12 * std)
+    assert np.isfinite(out).all()
+    f32_exact = (out.astype(np.float32).astype(np.float64) == out).mean()
+    assert f32_exact < 1e-3, f32_exact
+    if not slow:
+        se = std / np.sqrt(n)
+        assert abs(out.mean() - mean) < 5 * se
+        assert abs(out.std() - std) < 5 * std / np.sqrt(2 * n)
 
 
 # ----------------------------------------------------------------------------- bernoulli
 
 
-@pytest.mark.parametrize("tag", ["float", "bool", "uchar", "int", "half", "bfloat16"])
-def test_bernoulli_exact(ctx, queue, build, tag):
-    n, key, base, p = 2051, (8, 8), 3, 0.3
-    out = fill(ctx, queue, build, "bernoulli", tag, n, key, base, p, 0.0, out_off=1)
-    bits = u01(words_flat(n, key, base)[:n]) < np.float32(p)
+def expected_bernoulli(n, key, base, t):
+    """The documented philox_bernoulli values for thresholds t (an int or one per element)."""
+    ctr = np.uint64(base) + np.arange(_ceil(n, 4), dtype=np.uint64)
+    x = np.stack(philox4x32_10(ctr & MASK32, ctr >> np.uint64(32), 0, 0, *key), axis=1)
+    y = np.stack(philox4x32_10(ctr & MASK32, ctr >> np.uint64(32), 1, 0, *key), axis=1)
+    x = x.ravel()[:n].astype(np.uint64)
+    f = (y.ravel()[:n] >> np.uint32(11)).astype(np.uint64)
+    k = (x << np.uint64(21)) | f  # the element's 53-bit number
+    return k < np.broadcast_to(np.asarray(t, dtype=np.uint64), (n,))
+
+
+@pytest.mark.parametrize("tag", ["float", "bool", "uchar", "int", "half", "bfloat16", "double"])
+@pytest.mark.parametrize("p", [0.3, 0.0, 1.0, 1e-12, 1 - 2**-53])
+def test_bernoulli_exact(ctx, queue, build, has_fp64, tag, p):
+    need_fp64(has_fp64, tag)
+    n, key, base = 2051, (8, 8), 3
+    out = bernoulli(ctx, queue, build, tag, n, key, base, p, out_off=1)
+    bits = expected_bernoulli(n, key, base, int(np.ceil(np.ldexp(p, 53))))
     if tag == "bfloat16":
         want = np.where(bits, np.uint16(0x3F80), np.uint16(0))
     else:
         want = bits.astype(NP_DTYPE[tag])
     np.testing.assert_array_equal(out, want)
+    if p in (0.0, 1.0):
+        assert bits.all() == (p == 1.0) and bits.any() == (p == 1.0)
 
 
-@pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 0.9, 1.0])
+def bernoulli_tensor(ctx, queue, build, tag, p, key, base, p_tag="float", out_off=0, p_off=0):
+    """philox_bernoulli_tensor with probabilities p (stored as p_tag); returns (out, err)."""
+    n = p.shape[0]
+    p_host = np.concatenate([np.full(p_off, 0.5), p])
+    p_buf = buffer(ctx, store(p_tag, p_host))
+    err = np.zeros(1, np.int32)
+    err_buf = buffer(ctx, err)
+    out = run_random(
+        ctx,
+        queue,
+        build,
+        "philox_bernoulli_tensor",
+        tag,
+        n,
+        key,
+        base,
+        p_buf,
+        np.uint64(p_off),
+        err_buf,
+        np.int32(7),
+        dist="bernoulli",
+        out_off=out_off,
+        extra_opts=("-DP_T=" + p_tag,),
+    )
+    cl.enqueue_copy(queue, err, err_buf)
+    queue.finish()
+    return out, int(err[0])
+
+
+@pytest.mark.parametrize("p_tag", ["float", "double", "half", "bfloat16"])
+@pytest.mark.parametrize("tag", ["float", "bool", "long"])
+def test_bernoulli_tensor_exact(ctx, queue, build, has_fp64, rng, tag, p_tag):
+    need_fp64(has_fp64, tag, p_tag)
+    n, key, base = 1029, (5, 77), 2**32 - 1
+    p = rng.random(n)
+    p[:5] = [0.0, 1.0, 0.5, 2**-40, 1 - 2**-24]
+    stored = to_f64(p_tag, store(p_tag, p))  # p as the kernel sees it
+    out, err = bernoulli_tensor(ctx, queue, build, tag, p, key, base, p_tag, out_off=2, p_off=3)
+    assert err == 0
+    t = np.ceil(np.ldexp(stored, 53)).astype(np.uint64)
+    want = expected_bernoulli(n, key, base, t)
+    np.testing.assert_array_equal(to_f64(tag, out), want.astype(np.int64))
+
+
+def test_bernoulli_ties_use_second_words(ctx, queue, build, has_fp64):
+    # Probabilities whose top 32 bits equal each element's word: the second words decide, and
+    # the result depends on the 21 low bits of the threshold.
+    need_fp64(has_fp64, "double")
+    n, key, base = 515, (3, 3), 10
+    ctr = np.uint64(base) + np.arange(_ceil(n, 4), dtype=np.uint64)
+    x = np.stack(philox4x32_10(ctr & MASK32, ctr >> np.uint64(32), 0, 0, *key), axis=1)
+    x = x.ravel()[:n].astype(np.uint64)
+    low = np.random.default_rng(5).integers(0, 1 << 21, n, dtype=np.uint64)
+    t = (x << np.uint64(21)) | low
+    p = t.astype(np.float64) * 2.0**-53  # exact: t < 2^53
+    out, err = bernoulli_tensor(ctx, queue, build, "uchar", p, key, base, "double")
+    assert err == 0
+    want = expected_bernoulli(n, key, base, t)
+    np.testing.assert_array_equal(out, want.astype(np.uint8))
+    assert 0 < want.sum() < n  # both outcomes happen through the second words
+
+
+@pytest.mark.parametrize("bad", [-0.25, 1.5, np.nan, -np.inf, np.inf])
+def test_bernoulli_tensor_invalid_p_sets_error(ctx, queue, build, bad):
+    n, key, base = 300, (1, 2), 0
+    p = np.full(n, 0.5)
+    p[157] = bad
+    out, err = bernoulli_tensor(ctx, queue, build, "float", p, key, base)
+    assert err == 7
+    assert out[157] == 0
+    want = expected_bernoulli(n, key, base, np.uint64(1 << 52)).astype(np.float32)
+    want[157] = 0
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 0.9, 1.0, 1e-9])
 def test_bernoulli_mean(ctx, queue, build, p, slow):
     no_stats_on_oclgrind(slow)
     n = 1_000_000
-    out = fill(ctx, queue, build, "bernoulli", "float", n, (4, 2), 0, p)
+    out = bernoulli(ctx, queue, build, "float", n, (4, 2), 0, p)
     assert set(np.unique(out)) <= {0.0, 1.0}
     se = np.sqrt(max(p * (1 - p), 1e-12) / n)
     assert abs(out.mean() - p) < 5 * se + 1e-12
+    if p == 1e-9:
+        # With 24-bit uniforms this was 2^-24 (60 ones in 10^6); now almost surely none.
+        assert out.sum() <= 2
 
 
 # ----------------------------------------------------------------------------- range
@@ -407,11 +623,17 @@ def test_range_roughly_uniform(ctx, queue, build, slow):
 @pytest.mark.parametrize("dist", ["uniform", "normal", "bernoulli"])
 def test_determinism(ctx, queue, build, dist):
     n = 1000
-    a = fill(ctx, queue, build, dist, "float", n, (1, 1), 100, 0.5, 1.0)
-    b = fill(ctx, queue, build, dist, "float", n, (1, 1), 100, 0.5, 1.0)
+
+    def draw(key, base):
+        if dist == "bernoulli":
+            return bernoulli(ctx, queue, build, "float", n, key, base, 0.5)
+        return fill(ctx, queue, build, dist, "float", n, key, base, 0.5, 1.0)
+
+    a = draw((1, 1), 100)
+    b = draw((1, 1), 100)
     np.testing.assert_array_equal(a, b)
-    c = fill(ctx, queue, build, dist, "float", n, (1, 1), 101, 0.5, 1.0)
-    d = fill(ctx, queue, build, dist, "float", n, (2, 1), 100, 0.5, 1.0)
+    c = draw((1, 1), 101)
+    d = draw((2, 1), 100)
     assert not np.array_equal(a, c)
     assert not np.array_equal(a, d)
 
@@ -432,7 +654,7 @@ def test_offset_advance_continues_stream(ctx, queue, build):
 def test_custom_local_size(ctx, queue, build):
     n, key, base = 333, (1, 3), 2
     out = run_random(
-        ctx, queue, build, "philox_fill", "float", n, key, base, 0.0, 1.0, "uniform", lws=16
+        ctx, queue, build, "philox_fill", "float", n, key, base, 0.0, 1.0, dist="uniform", lws=16
     )
     np.testing.assert_array_equal(
         out, expected_uniform(words_flat(n, key, base)[:n], 0.0, 1.0, "float")
