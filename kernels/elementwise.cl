@@ -18,7 +18,8 @@
 //   for each input k: (buffer, ulong off) or (REG_TYPE(COMP_T) value) when IN<k>_SCALAR,
 //   REG_TYPE(COMP_T) p0, REG_TYPE(COMP_T) p1,
 //   when NDIM > 0: long8 sizes (innermost first), long8 out strides, long8 strides of every
-//   input that is a buffer (in elements).
+//   input that is a buffer (in elements);
+//   with -DEW_NONZERO_B: the error word (__global int*) and the code to record.
 // Launch: 1-D, global = ceil(n / CHUNK) (CHUNK only when NDIM == 0) rounded up to the local
 // size.
 //
@@ -50,8 +51,9 @@ typedef int idx_t;
 #define ABS(x) ((COMP)abs(x))
 #endif
 
-// Integer division never traps: x/0 gives 0 and MIN/-1 wraps (torch raises for x/0 on the CPU;
-// a device kernel cannot, and a hardware trap would kill the process).
+// Integer division never traps: x/0 gives 0 and MIN/-1 wraps (a hardware trap would kill the
+// process). Division ops built with EW_NONZERO_B also record x/0 for the host to raise, as the
+// CPU raises ZeroDivisionError.
 #define IDIV(x, y) ((y) == 0 ? (COMP)0 : ((y) == (COMP)-1 ? (COMP)(-(x)) : (COMP)((x) / (y))))
 #define IMOD(x, y) ((y) == 0 || (y) == (COMP)-1 ? (COMP)0 : (COMP)((x) % (y)))
 
@@ -268,9 +270,20 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #else
 #define LOAD_C(o2) 0
 #endif
+// EW_NONZERO_B (integer division): a zero second operand records err_code in *err, which the
+// host raises at its next wait (csrc/runtime/DeviceError.h); the quotient itself stays IDIV's 0.
+#ifdef EW_NONZERO_B
+#define ERR_PARAMS , __global int *err, int err_code
+#define CHECK_B(b) \
+  if ((b) == 0) atomic_cmpxchg(err, 0, err_code)
+#else
+#define ERR_PARAMS
+#define CHECK_B(b)
+#endif
 #define EW_AT(o, o0, o1, o2)                                       \
   do {                                                             \
     const COMP a = LOAD_A(o0), b = LOAD_B(o1), c = LOAD_C(o2);     \
+    CHECK_B(b);                                                    \
     STORE(OUT_T, out, out_off + (o), CONVERT(OUT_T, OP(a, b, c))); \
   } while (0)
 
@@ -282,7 +295,7 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #endif
 
 __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_off P0 P1 P2, COMP p0,
-                          COMP p1 STRIDE_PARAMS) {
+                          COMP p1 STRIDE_PARAMS ERR_PARAMS) {
 #if NDIM == 0
   const idx_t base = (idx_t)get_global_id(0) * CHUNK;
   if (base + CHUNK <= (idx_t)n) {

@@ -116,18 +116,37 @@ const char* div_op(std::optional<c10::string_view> mode) {
               *mode, "'");
 }
 Builder div_builder(std::optional<c10::string_view> mode) { return mode ? binary : binary_float; }
+// Integer division by zero raises on the CPU; here the kernel finds it (runtime/DeviceError.h).
+EwParams div_params() {
+  EwParams p;
+  p.zero_divisor_error = "ZeroDivisionError (integer division by zero in div/floor_divide)";
+  return p;
+}
 
 at::Tensor div_mode(const at::Tensor& a, const at::Tensor& b,
                     std::optional<c10::string_view> mode) {
-  return run({}, a, b, div_builder(mode), div_op(mode));
+  return run({}, a, b, div_builder(mode), div_op(mode), div_params());
 }
 at::Tensor& div_mode_(at::Tensor& a, const at::Tensor& b, std::optional<c10::string_view> mode) {
-  run(a, a, b, div_builder(mode), div_op(mode));
+  run(a, a, b, div_builder(mode), div_op(mode), div_params());
   return a;
 }
 at::Tensor& div_mode_out(const at::Tensor& a, const at::Tensor& b,
                          std::optional<c10::string_view> mode, at::Tensor& out) {
-  run(out, a, b, div_builder(mode), div_op(mode));
+  run(out, a, b, div_builder(mode), div_op(mode), div_params());
+  return out;
+}
+
+// floor_divide (x // y) is div with rounding_mode="floor".
+at::Tensor floor_divide(const at::Tensor& a, const at::Tensor& b) {
+  return run({}, a, b, binary, "div_floor", div_params());
+}
+at::Tensor& floor_divide_(at::Tensor& a, const at::Tensor& b) {
+  run(a, a, b, binary, "div_floor", div_params());
+  return a;
+}
+at::Tensor& floor_divide_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  run(out, a, b, binary, "div_floor", div_params());
   return out;
 }
 
@@ -228,6 +247,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.Tensor", sub);
   m.impl("sub_.Tensor", sub_);
   m.impl("sub.out", sub_out);
+  m.impl("floor_divide", floor_divide);
+  m.impl("floor_divide_.Tensor", floor_divide_);
+  m.impl("floor_divide.out", floor_divide_out);
   m.impl("div.Tensor_mode", div_mode);
   m.impl("div_.Tensor_mode", div_mode_);
   m.impl("div.out_mode", div_mode_out);

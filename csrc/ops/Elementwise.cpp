@@ -11,6 +11,7 @@
 
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -133,6 +134,13 @@ void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarT
 
 namespace {
 
+// The device's error word and the code of params.zero_divisor_error (EW_NONZERO_B kernels).
+void push_error_word(KernelLaunch& launch, int device, const EwParams& params,
+                     at::ScalarType comp) {
+  if (!params.zero_divisor_error || is_floating_tag(comp)) return;
+  launch.arg(device_error_word(device)).arg(device_error_code(params.zero_divisor_error));
+}
+
 // The op's parameters p0 and p1, checked like the CPU's `scalar.to<T>()`.
 void push_params(KernelLaunch& launch, const EwParams& params, at::ScalarType comp) {
   for (const c10::Scalar* p : {&params.p0, &params.p1}) {
@@ -146,21 +154,24 @@ void push_params(KernelLaunch& launch, const EwParams& params, at::ScalarType co
 namespace {
 
 struct VariantKey {
-  const char* op;  // a string literal naming the op
-  size_t extra;    // hash of the extra options
+  const char* op;     // a string literal naming the op
+  const char* extra;  // extra build options (compared as text), or null
   int8_t device;
   int8_t types[5];  // output, compute, inputs
-  uint8_t shape;    // nin | ndim << 2 | idx64 << 6
+  uint8_t shape;    // nin | ndim << 2 | idx64 << 6 | nonzero_b << 7
   uint8_t scalars;  // bit k: input k is a CPU scalar
   bool operator==(const VariantKey& o) const {
-    return op == o.op && extra == o.extra && device == o.device && shape == o.shape &&
+    const bool same_extra =
+        extra == o.extra || (extra && o.extra && std::strcmp(extra, o.extra) == 0);
+    return op == o.op && same_extra && device == o.device && shape == o.shape &&
            scalars == o.scalars && std::memcmp(types, o.types, sizeof(types)) == 0;
   }
 };
 
 struct VariantKeyHash {
   size_t operator()(const VariantKey& k) const {
-    size_t h = std::hash<const void*>()(k.op) ^ (k.extra * 0x9e3779b97f4a7c15ull);
+    const size_t extra = k.extra ? std::hash<std::string_view>()(k.extra) : 0;
+    size_t h = std::hash<const void*>()(k.op) ^ (extra * 0x9e3779b97f4a7c15ull);
     for (int8_t t : k.types) h = h * 131 + static_cast<uint8_t>(t);
     return h * 131 + (k.shape | (k.scalars << 8) | (static_cast<uint8_t>(k.device) << 16));
   }
@@ -193,12 +204,13 @@ cl_kernel variant_kernel(const char* op, int device, at::ScalarType out_type, at
                          bool idx64, const EwParams& params) {
   VariantKey key{};
   key.op = op;
-  key.extra = params.extra ? std::hash<std::string_view>()(params.extra) : 0;
+  key.extra = params.extra;
   key.device = static_cast<int8_t>(device);
   key.types[0] = static_cast<int8_t>(out_type);
   key.types[1] = static_cast<int8_t>(comp);
   for (int k = 0; k < nin; ++k) key.types[2 + k] = static_cast<int8_t>(in_types[k]);
-  key.shape = static_cast<uint8_t>(nin | (ndim << 2) | (idx64 << 6));
+  const bool nonzero_b = params.zero_divisor_error && !is_floating_tag(comp);
+  key.shape = static_cast<uint8_t>(nin | (ndim << 2) | (idx64 << 6) | (nonzero_b << 7));
   key.scalars = static_cast<uint8_t>(scalar[0] | (scalar[1] << 1) | (scalar[2] << 2));
   thread_local std::unordered_map<VariantKey, cl_kernel, VariantKeyHash> variants;
   cl_kernel kernel;
@@ -233,6 +245,7 @@ cl_kernel variant_kernel(const char* op, int device, at::ScalarType out_type, at
     opts += " -DNDIM=";
     opts += static_cast<char>('0' + ndim);
     if (idx64) opts += " -DIDX64";
+    if (nonzero_b) opts += " -DEW_NONZERO_B";
     if (ndim == 0) {
       opts += " -DCHUNK=";
       opts += std::to_string(contiguous_chunk(device));
@@ -306,6 +319,7 @@ void launch_elementwise(at::TensorIteratorBase& iter, const char* op, const EwPa
     for (int k = 0; k < nin; ++k)
       if (!scalar[k]) push_strides(launch, iter, 1 + k);
   }
+  push_error_word(launch, device, params, comp);
   enqueue_elementwise(launch, device, static_cast<size_t>(iter.numel()), ndim);
 }
 
@@ -373,6 +387,7 @@ at::Tensor launch_same_shape(const char* op, std::initializer_list<const at::Ten
   launch.buffer(buffer_of(out), out.itemsize());
   for (const at::Tensor* in : inputs) launch.buffer(buffer_of(*in), in->itemsize());
   push_params(launch, params, comp);
+  push_error_word(launch, device, params, comp);
   enqueue_elementwise(launch, device, static_cast<size_t>(out.numel()), 0);
   return out;
 }

@@ -24,6 +24,10 @@ struct EwParams {
   const char* extra = nullptr;                             // extra build options (e.g. -DHAS_LO)
   at::ScalarType param_dtype = at::ScalarType::Undefined;  // default: the compute dtype
   bool checked_operands = false;
+  // Integer compute only: the kernel checks its second operand is nonzero and records this
+  // message (a string literal) for the host to raise at its next wait (runtime/DeviceError.h),
+  // as the CPU raises ZeroDivisionError for integer division by zero.
+  const char* zero_divisor_error = nullptr;
 
   at::ScalarType param_dtype_or(at::ScalarType t) const {
     return param_dtype != at::ScalarType::Undefined ? param_dtype : t;

@@ -585,24 +585,47 @@ def test_integer_true_division_by_zero_gives_float_inf_nan():
     check_op(torch.div, [a, z], [ao, zo], exact=True)
 
 
-def test_integer_division_by_zero_does_not_crash(subprocess_env):
-    """The result of integer division by zero is unspecified; the process must survive it (a
+def test_integer_division_by_zero_raises_at_the_next_wait(subprocess_env):
+    """As on the CPU, integer division by zero raises (ZeroDivisionError); the kernel finds it
+    and the host raises it at its next wait. The process must survive the division itself (a
     native x86 division traps), so it runs in a child process."""
     code = textwrap.dedent(
         """
         import torch, torch_ocl
         torch.ocl.set_fallback_mode("error")
-        for dt in (torch.int64, torch.int32):
-            a = torch.tensor([5, -7, 0, 3, 100], dtype=dt).to("ocl")
-            z = torch.zeros(5, dtype=dt).to("ocl")
+        for dt in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+            a = torch.tensor([5, 7, 0, 3, 100], dtype=dt)
+            z = torch.tensor([1, 2, 0, 3, 9], dtype=dt)
+            for f in (
+                lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+                lambda x, y: torch.div(x, y, rounding_mode="floor"),
+                lambda x, y: x // y,
+                lambda x, y: x // 0,
+                lambda x, y: x.clone().floor_divide_(y),
+                lambda x, y: torch.div(x[::2], y[::2], rounding_mode="floor"),
+            ):
+                try:
+                    f(a, z)
+                    raise AssertionError("the CPU did not raise")
+                except RuntimeError as e:
+                    assert "ZeroDivisionError" in str(e), e
+                r = f(a.to("ocl"), z.to("ocl"))
+                try:
+                    r.cpu()
+                    raise AssertionError(f"{dt}: ocl did not raise")
+                except RuntimeError as e:
+                    assert "ZeroDivisionError" in str(e), e
+                # the device stays usable and the next op is right
+                assert torch.equal((a.to("ocl") + 1).cpu(), a + 1)
+            nz = torch.tensor([1, 2, 5, 3, 9], dtype=dt)
             for mode in ("trunc", "floor"):
-                r = torch.div(a, z, rounding_mode=mode)
-                assert r.dtype == dt and r.shape == (5,), (r.dtype, r.shape)
-                r.cpu()
-            # The most negative value divided by -1 overflows (and traps on x86 too).
+                got = torch.div(a.to("ocl"), nz.to("ocl"), rounding_mode=mode).cpu()
+                assert torch.equal(got, torch.div(a, nz, rounding_mode=mode)), (dt, mode)
+        # The most negative value divided by -1 overflows (and traps on x86): it must not crash.
+        for dt in (torch.int64, torch.int32):
             lo = torch.iinfo(dt).min
-            m = torch.tensor([lo, lo, 6, -6, 0], dtype=dt).to("ocl")
-            d = torch.tensor([-1, -1, -1, 0, 0], dtype=dt).to("ocl")
+            m = torch.tensor([lo, lo, 6, -6], dtype=dt).to("ocl")
+            d = torch.tensor([-1, -1, -1, 4], dtype=dt).to("ocl")
             for mode in ("trunc", "floor"):
                 torch.div(m, d, rounding_mode=mode).cpu()
         torch.ocl.synchronize()
@@ -618,6 +641,14 @@ def test_integer_division_by_zero_does_not_crash(subprocess_env):
     )
     assert proc.returncode == 0, f"child exited with {proc.returncode}:\n{proc.stderr[-3000:]}"
     assert "survived" in proc.stdout
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int8, torch.float32], ids=dtype_id)
+def test_floor_divide_is_native(dtype):
+    ((a, ao),) = ODD.make(dtype, low=-50, high=50)
+    ((b, bo),) = ODD.make(dtype, nonzero=True, seed=9)
+    check_op(lambda x, y: x // y, [a, b], [ao, bo], exact=dtype != torch.float32, ref64=False)
+    check_op(lambda x, y: x.clone().floor_divide_(y), [a, b], [ao, bo], ref64=False)
 
 
 DIV_A = [-7.0, -6.5, -5.0, -0.5, 0.5, 5.0, 6.5, 7.0, -3.0, 3.0, 9.0, -9.0, 0.0, 1.0]
