@@ -20,10 +20,33 @@ at::TensorIterator to_float(at::TensorBase& out, const at::TensorBase& a) {
   return at::TensorIterator::unary_float_op(out, a);
 }
 
+// The CPU's error for an op that takes no bool input (null: bool is fine); `dispatch` errors are
+// the "not implemented for 'Bool'" kind, which the CPU raises as NotImplementedError.
+struct BoolError {
+  const char* message;
+  bool dispatch;
+};
+BoolError bool_input_error(std::string_view op) {
+  if (op == "neg")
+    return {
+        "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+        "invert a mask, use the `~` or `logical_not()` operator instead.",
+        false};
+  if (op == "relu") return {"Boolean inputs not supported for relu", false};
+  if (op == "abs") return {"\"abs_cpu\" not implemented for 'Bool'", true};
+  if (op == "ceil") return {"\"ceil_vml_cpu\" not implemented for 'Bool'", true};
+  if (op == "floor") return {"\"floor_vml_cpu\" not implemented for 'Bool'", true};
+  if (op == "round") return {"\"round_vml_cpu\" not implemented for 'Bool'", true};
+  if (op == "trunc") return {"\"trunc_vml_cpu\" not implemented for 'Bool'", true};
+  return {nullptr, false};
+}
+
 at::Tensor run(at::Tensor out, const at::Tensor& a, Builder build, const char* op) {
-  TORCH_CHECK(std::string_view(op) != "neg" || a.scalar_type() != at::kBool,
-              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-              "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  if (a.scalar_type() == at::kBool) {
+    const BoolError e = bool_input_error(op);
+    TORCH_CHECK_NOT_IMPLEMENTED(!e.message || !e.dispatch, e.message);
+    TORCH_CHECK(!e.message, e.message);
+  }
   if (!out.defined() && (build == same || a.is_floating_point()) && a.scalar_type() != at::kBool &&
       fast_path_ok({&a})) {
     return launch_same_shape(op, {&a});

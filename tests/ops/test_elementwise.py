@@ -713,6 +713,21 @@ def test_div_rounding_modes_of_half_types_round_like_cpu(dtype, mode):
     assert torch.equal(got.signbit() | got.isnan(), want.signbit() | want.isnan())
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [torch.abs, torch.floor, torch.ceil, torch.round, torch.trunc, torch.relu, torch.neg,
+     lambda x: x.clone().abs_(), lambda x: torch.floor(x, out=torch.empty_like(x))],
+    ids=["abs", "floor", "ceil", "round", "trunc", "relu", "neg", "abs_", "floor-out"],
+)  # fmt: skip
+def test_unary_ops_without_bool_support_raise_like_cpu(fn):
+    b = make_cpu((5,), torch.bool, seed=8)
+    with pytest.raises(Exception) as cpu_err:
+        fn(b)
+    with pytest.raises(cpu_err.type) as ocl_err:
+        fn(b.to(DEVICE))
+    assert str(ocl_err.value) == str(cpu_err.value)
+
+
 # ------------------------------------------------------------------------------------------
 # where, clamp, backward helpers
 
