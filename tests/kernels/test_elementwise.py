@@ -159,9 +159,12 @@ def reference(op, comp_tag, vals, p0=0.0, p1=0.0):
                 return a * b
             if op == "div_true":
                 return a / b
-            if op == "div_floor":
-                cdt = torch.float64 if comp_tag == "double" else torch.float32
-                return torch.floor_divide(ta.to(cdt), tb.to(cdt)).double().numpy()
+            if op in ("div_floor", "div_trunc"):
+                # CPU torch computes half/bfloat16 floor/trunc division in the dtype itself
+                cdt = {"double": torch.float64, "half": torch.float16}.get(comp_tag)
+                cdt = cdt or {"bfloat16": torch.bfloat16}.get(comp_tag, torch.float32)
+                mode = op.removeprefix("div_")
+                return torch.div(ta.to(cdt), tb.to(cdt), rounding_mode=mode).double().numpy()
             if op == "maximum":
                 return torch.maximum(ta, tb).numpy()
             if op == "minimum":
@@ -189,6 +192,7 @@ def reference(op, comp_tag, vals, p0=0.0, p1=0.0):
         "sub": lambda: torch.sub(ta, tb, alpha=int(p0)),
         "mul": lambda: ta * tb,
         "div_floor": lambda: torch.floor_divide(ta, tb),
+        "div_trunc": lambda: torch.div(ta, tb, rounding_mode="trunc"),
         "maximum": lambda: torch.maximum(ta, tb),
         "bitwise_and": lambda: ta & tb,
         "clamp": lambda: torch.clamp(ta, min=int(p0), max=int(p1)),
@@ -197,7 +201,7 @@ def reference(op, comp_tag, vals, p0=0.0, p1=0.0):
     return r.long().numpy()
 
 
-EXACT = {"maximum", "minimum", "clamp", "clamp_lo", "clamp_hi", "where", "div_floor"}
+EXACT = {"maximum", "minimum", "clamp", "clamp_lo", "clamp_hi", "where", "div_floor", "div_trunc"}
 ULPS = {"exp": 16, "tanh": 16, "sigmoid": 16, "div_true": 4}
 
 
@@ -334,6 +338,10 @@ CONTIG = [
     ("div_true", "float", "float", ("int", "int"), 0),
     ("div_floor", "float", "float", ("float", "float"), 0),
     ("div_floor", "bfloat16", "bfloat16", ("bfloat16", "bfloat16"), 0),
+    ("div_floor", "half", "half", ("half", "half"), 0),
+    ("div_trunc", "bfloat16", "bfloat16", ("bfloat16", "bfloat16"), 0),
+    ("div_trunc", "half", "half", ("half", "half"), 0),
+    ("div_trunc", "float", "float", ("float", "float"), 0),
     ("div_floor", "int", "int", ("int", "int"), 0),
     ("maximum", "float", "float", ("float", "float"), 0),
     ("minimum", "half", "half", ("half", "half"), 0),
@@ -357,8 +365,10 @@ def _gen_kw(op, tag, k):
         kw = {"specials": True}
         if op == "exp":
             kw.update(lo=-10, hi=10)
-        if op in ("div_floor", "div_true") and k == 1:
+        if op in ("div_floor", "div_trunc", "div_true") and k == 1:
             kw.update(lo=-3, hi=3)
+        if op in ("div_floor", "div_trunc") and k == 0:
+            kw.update(lo=-300, hi=300)  # quotients beyond half/bfloat16's integer precision
         return kw
     if op == "bitwise_and" and tag != "bool":
         return {"lo": np.iinfo(STORE[tag]).min, "hi": np.iinfo(STORE[tag]).max}
@@ -415,11 +425,64 @@ def test_floor_divide_rounding(ew, rng):
 
 
 def test_integer_division_by_zero(ew):
-    """x // 0 on integers gives 0 here (the header: a device kernel cannot raise like torch)."""
+    """x // 0 on integers gives 0 (no trap); without EW_NONZERO_B nothing else happens."""
     a = np.array([5, -5, 0, 7], np.int32)
     b = np.zeros(4, np.int32)
     got = ew.launch("div_floor", "int", "int", [Buf("int", a, 0), Buf("int", b, 0)], (4,))
     np.testing.assert_array_equal(got, 0)
+
+
+@pytest.mark.parametrize("op", ["div_floor", "div_trunc"])
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+def test_nonzero_divisor_check_records_the_error_code(ctx, queue, build, rng, op, strided):
+    """-DEW_NONZERO_B: a zero second operand stores err_code in *err (once, by compare-and-swap
+    against 0); results elsewhere are the plain quotients; no zero leaves *err untouched."""
+    n = 300
+    a = rng.integers(-50, 51, n).astype(np.int32)
+    for zeros in (0, 3):
+        b = rng.choice([-7, -3, -1, 1, 2, 5], n).astype(np.int32)
+        b[rng.choice(n, zeros, replace=False)] = 0
+        ndim = 1 if strided else 0
+        opts = [f"-DEW_OP=EWOP_{op}", f"-DOP_{op}", "-DOUT_T=int", "-DCOMP_T=int", "-DNIN=2"]
+        opts += ["-DIN0_T=int", "-DIN1_T=int", f"-DNDIM={ndim}", "-DEW_NONZERO_B"]
+        opts += [] if strided else ["-DCHUNK=64"]
+        prg = build("elementwise", opts)
+        mf = cl.mem_flags
+        out = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        ab = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        bb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
+        err = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
+        args = [np.uint64(n), out, np.uint64(0), ab, np.uint64(0), bb, np.uint64(0)]
+        args += [np.int32(0), np.int32(0)]
+        if strided:
+            args += [_long8((n,)), _long8((1,)), _long8((1,)), _long8((1,))]
+        args += [err, np.int32(41)]
+        local, items = (256, n) if strided else (64, -(-n // 64))
+        cl.Kernel(prg, "elementwise")(queue, (-(-items // local) * local,), (local,), *args)
+        got, e = np.empty(n, np.int32), np.empty(1, np.int32)
+        cl.enqueue_copy(queue, got, out)
+        cl.enqueue_copy(queue, e, err)
+        queue.finish()
+        assert e[0] == (41 if zeros else 0)
+        nz = b != 0
+        mode = op.removeprefix("div_")
+        want = torch.div(torch.from_numpy(a[nz]), torch.from_numpy(b[nz]), rounding_mode=mode)
+        np.testing.assert_array_equal(got[nz], want.numpy())
+        np.testing.assert_array_equal(got[~nz], 0)
+
+
+def test_narrow_integer_conversions_wrap_like_torch(ew, rng):
+    """float -> uchar goes through int64, float -> char/short through int32, then wraps, at
+    every position of a chunk (the vectorised body and the tail): CPU torch's conversions."""
+    vals = np.array([-1, -100, 300, 255.5, -0.5, 1.7, 70000, -40000.5, 2e9, -2e9], np.float64)
+    for out_tag, extra in (("uchar", [3e9, -3e9, 1e10]), ("char", []), ("short", [])):
+        pool = np.r_[vals, extra]
+        for n in (7, 64, 1000):
+            x = store("float", pool[rng.integers(0, len(pool), n)])
+            src = Buf("float", np.r_[0, x].astype(np.float32), 1)
+            got = ew.launch("copy", out_tag, "float", [src], (n,))
+            want = torch.from_numpy(x).to(TORCH_INT[out_tag]).numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{out_tag} n={n}")
 
 
 def test_maximum_minimum_nan_inf(ew):
