@@ -185,7 +185,10 @@ std::bitset<64> dims_mask(const at::Tensor& self, at::OptionalIntArrayRef dims) 
 
 void sum_kernel(const Outputs<1>& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
                 bool keepdim, std::optional<at::ScalarType> dtype) {
-  run_reduce(self, dims_mask(self, dims), out[0], Op::kSum, false);
+  // The CPU converts the elements to the result dtype first: into a bool result every non-zero
+  // element counts (0.5 too), which converting to the integer accumulator would truncate away.
+  const bool to_bool = out[0].scalar_type() == at::kBool && self.scalar_type() != at::kBool;
+  run_reduce(to_bool ? self.ne(0) : self, dims_mask(self, dims), out[0], Op::kSum, false);
 }
 using SumDim = Structured<at::meta::structured_sum_dim_IntList, sum_kernel>;
 
