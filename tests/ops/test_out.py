@@ -670,3 +670,24 @@ def test_every_native_out_overload_has_a_sample():
         pytest.skip(f"OpInfo unavailable: {OP_DB_ERROR}")
     missing = [k for k in OUT_OVERLOADS if k not in OUT_CASES]
     assert not missing, f"no samples for {missing}"
+
+
+def test_out_on_another_device_and_expanded_out_raise():
+    x = make_cpu((3, 3), torch.float32)
+    xo = x.to(DEVICE)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have device ocl:0, but got cpu"):
+        torch.mm(xo, xo, out=torch.empty(3, 3))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have device ocl:0, but got cpu"):
+        torch.sum(xo, 0, out=torch.empty(3))
+    # An out whose elements overlap each other: the CPU's error for mm.
+    with pytest.raises(RuntimeError) as cpu_err:
+        torch.mm(x, x, out=torch.empty(1, 1).expand(3, 3))
+    with pytest.raises(RuntimeError) as ocl_err:
+        torch.mm(xo, xo, out=torch.empty(1, 1, device=DEVICE).expand(3, 3))
+    assert str(ocl_err.value).splitlines()[0] == str(cpu_err.value).splitlines()[0]
+    # In-place with a self of the wrong shape: the CPU's "Bad in-place call".
+    with pytest.raises(RuntimeError) as cpu_err:
+        torch.zeros(3, 4).addmm_(x, x)
+    with pytest.raises(RuntimeError) as ocl_err:
+        torch.zeros(3, 4, device=DEVICE).addmm_(xo, xo)
+    assert str(ocl_err.value).splitlines()[0] == str(cpu_err.value).splitlines()[0]
