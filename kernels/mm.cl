@@ -18,12 +18,16 @@
 //
 // Build options:
 //   -DT=float | -DT=double (double needs -DTORCH_OCL_FP64)
+//     | -DT=uchar | -DT=ushort | -DT=uint | -DT=ulong: integer matrices. Unsigned arithmetic
+//     wraps around modulo 2^bits, so the host runs signed integers of the same size through
+//     these (the bits of a two's-complement wrap-around result are the same; signed overflow
+//     would be undefined in OpenCL C).
 //   -DA_TRANS, -DB_TRANS, -DHAS_BIAS                 (optional, independent)
 //   -DTM=.. -DTN=.. -DLX=.. -DLY=..                  (optional tuning, defaults below)
-//   Defaults: TM = 6; TN = 16 for float, 8 for double (TN must be a multiple of 8);
+//   Defaults: TM = 6; TN = 8 for double and ulong, 16 otherwise (TN must be a multiple of 8);
 //             LX = 2, LY = 4.
 //   -DDM=.. -DDN=.. (B_TRANS without A_TRANS only: sub-block of the dot-product form,
-//             must divide TM and TN; defaults DM = 3, DN = 4 float / 2 double). They do
+//             must divide TM and TN; defaults DM = 3, DN = 2 for 8-byte T, 4 otherwise). They do
 //             not change the launch geometry.
 //
 // Launch geometry (the host MUST use exactly this; M > 0 and N > 0):
@@ -43,7 +47,7 @@
 //    computed in DM x DN sub-blocks of dot products that are 8-wide along k.
 //  - With A_TRANS and B_TRANS, A^T rows are contiguous along m: per k one 8-wide vector
 //    of A (lanes >= TM unused, so TM <= 8 there) times CW broadcast values of B, for
-//    the TN columns in passes of CW (CW = 8 float, 4 double; -DCW=.. overrides, must
+//    the TN columns in passes of CW (CW = 4 for 8-byte T, 8 otherwise; -DCW=.. overrides, must
 //    divide TN). Slower than the other layouts; this one is rare.
 //  - Out-of-range rows and columns are clamped to M-1 / N-1 for loading (every load is
 //    in bounds) and never stored.
@@ -52,14 +56,16 @@
 #define T float
 #endif
 
-#define MM_IS_DOUBLE_double 1
-#define MM_IS_DOUBLE OCL_CAT(MM_IS_DOUBLE_, T)
+// 8-byte element types take narrower blocks (register pressure).
+#define MM_WIDE_double 1
+#define MM_WIDE_ulong 1
+#define MM_WIDE OCL_CAT(MM_WIDE_, T)
 
 #ifndef TM
 #define TM 6
 #endif
 #ifndef TN
-#if MM_IS_DOUBLE
+#if MM_WIDE
 #define TN 8
 #else
 #define TN 16
@@ -116,7 +122,7 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
 #define DM 3
 #endif
 #ifndef DN
-#if MM_IS_DOUBLE
+#if MM_WIDE
 #define DN 2
 #else
 #define DN 4
@@ -178,7 +184,7 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
 #pragma unroll
   for (int l = 0; l < 8; ++l) am[l] = min(m0 + l, M - 1);
 #ifndef CW
-#if MM_IS_DOUBLE
+#if MM_WIDE
 #define CW 4
 #else
 #define CW 8

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "ops/Elementwise.h"
+#include "ops/Structured.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
@@ -108,9 +109,13 @@ at::Tensor masked_select_impl(const at::Tensor& self, const at::Tensor& mask) {
   return out;
 }
 
+// Not structured in ATen; the result's size depends on the data, so the shared out= checks of
+// Structured.h run once it is known (CPU wording; an out overlapping an input raises as there).
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  check_out_dtype_device(out, self.options(),
+                         "masked_select(): self and result must have the same scalar type");
   at::Tensor r = masked_select_impl(self, mask);
-  out.resize_(r.sizes());
+  check_out(out, r.sizes(), self.options(), {&self, &mask}, OnOverlap::kRaise);
   out.copy_(r);
   return out;
 }
@@ -139,10 +144,12 @@ at::Tensor nonzero_impl(const at::Tensor& self) {
 }
 
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: expected out tensor of dtype Long, got ",
+  const at::TensorOptions options = self.options().dtype(at::kLong);
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "nonzero: Expected out tensor to have scalar type Long but got scalar type",
               out.scalar_type());
   at::Tensor r = nonzero_impl(self);
-  out.resize_(r.sizes());
+  check_out(out, r.sizes(), options, {&self}, OnOverlap::kRaise);
   out.copy_(r);
   return out;
 }

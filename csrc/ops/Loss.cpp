@@ -1,10 +1,13 @@
 // nll_loss forward and backward (so cross_entropy = log_softmax + nll_loss runs on the device)
 // with kernels/loss.cl. No host waits: total weight and reduced losses stay on the device.
+// Registered through Structured.h (ATen's meta functions, out= checks, overlapping outputs).
 #include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
+#include <ATen/ops/nll_loss_backward_meta.h>
+#include <ATen/ops/nll_loss_forward_meta.h>
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
+#include "ops/Structured.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -37,11 +40,12 @@ std::string options(const at::Tensor& self, bool has_weight, bool mean) {
          (has_weight ? " -DHAS_WEIGHT" : "") + (mean ? " -DMEAN" : "");
 }
 
-std::tuple<at::Tensor&, at::Tensor&> nll_forward_out(const at::Tensor& self,
-                                                     const at::Tensor& target,
-                                                     const std::optional<at::Tensor>& weight_opt,
-                                                     int64_t reduction, int64_t ignore_index,
-                                                     at::Tensor& output, at::Tensor& total_weight) {
+// The outputs (output, total_weight) were declared by ATen's meta function (Structured.h).
+void nll_forward_kernel(const Outputs<2>& outs, const at::Tensor& self, const at::Tensor& target,
+                        const std::optional<at::Tensor>& weight_opt, int64_t reduction,
+                        int64_t ignore_index) {
+  const at::Tensor& output = outs[0];
+  const at::Tensor& total_weight = outs[1];
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "nll_loss: expected a floating input");
   TORCH_CHECK(target.scalar_type() == at::kLong, "nll_loss: expected target of dtype int64, got ",
               target.scalar_type());
@@ -75,49 +79,35 @@ std::tuple<at::Tensor&, at::Tensor&> nll_forward_out(const at::Tensor& self,
     launch.enqueue1d(device, s.N, kLws);
   }
   if (reduction == kNone && self.dim() == 2) {
-    output.resize_({s.N});
     output.copy_(loss);
-    total_weight.resize_({});
     total_weight.zero_();
   } else {
     at::Tensor tw = wsum.sum();
-    total_weight.resize_({});
     total_weight.copy_(tw);
     at::Tensor total = loss.sum();
-    output.resize_({});
     if (reduction == kMean) {
       output.copy_(total / tw);
     } else {
       output.copy_(total);
     }
   }
-  return {output, total_weight};
 }
 
-std::tuple<at::Tensor, at::Tensor> nll_forward(const at::Tensor& self, const at::Tensor& target,
-                                               const std::optional<at::Tensor>& weight,
-                                               int64_t reduction, int64_t ignore_index) {
-  at::Tensor output = at::empty({0}, self.options());
-  at::Tensor total_weight = at::empty({0}, self.options());
-  nll_forward_out(self, target, weight, reduction, ignore_index, output, total_weight);
-  return {output, total_weight};
-}
-
-at::Tensor& nll_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                             const at::Tensor& target, const std::optional<at::Tensor>& weight_opt,
-                             int64_t reduction, int64_t ignore_index,
-                             const at::Tensor& total_weight, at::Tensor& grad_input) {
+// grad_input (contiguous, self's shape) was declared by ATen's meta function.
+void nll_backward_kernel(const Outputs<1>& outs, const at::Tensor& grad_output,
+                         const at::Tensor& self, const at::Tensor& target,
+                         const std::optional<at::Tensor>& weight_opt, int64_t reduction,
+                         int64_t ignore_index, const at::Tensor& total_weight) {
+  const at::Tensor& grad_input = outs[0];
   const Shape s = shape_of(self);
-  if (grad_input.sizes() != self.sizes()) grad_input.resize_(self.sizes());
   grad_input.zero_();
-  if (s.N == 0) return grad_input;
+  if (s.N == 0) return;
   const at::Tensor weight =
       weight_opt && weight_opt->defined() ? weight_opt->contiguous() : at::Tensor();
   const bool per_row = reduction == kNone && self.dim() == 2;
   const at::Tensor go = grad_output.to(self.scalar_type());
   const at::Tensor tw = total_weight.to(self.device(), self.scalar_type());
-  const bool direct = grad_input.is_contiguous() || grad_input.dim() == 1;
-  at::Tensor gin = direct ? grad_input : at::zeros(self.sizes(), grad_input.options());
+  const at::Tensor& gin = grad_input;
   const Shape g = shape_of(gin);
   const int device = self.device().index();
   KernelLaunch launch(get_kernel(device, "loss.cl", "nll_loss_backward",
@@ -133,25 +123,18 @@ at::Tensor& nll_backward_out(const at::Tensor& grad_output, const at::Tensor& se
   launch.buffer(buffer_of(tw), tw.itemsize());
   launch.arg(device_error_word(device)).arg(device_error_code(kBadTarget));
   launch.enqueue1d(device, s.N, kLws);
-  if (!direct) grad_input.copy_(gin);
-  return grad_input;
 }
 
-at::Tensor nll_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                        const at::Tensor& target, const std::optional<at::Tensor>& weight,
-                        int64_t reduction, int64_t ignore_index, const at::Tensor& total_weight) {
-  at::Tensor grad_input = at::empty(self.sizes(), self.options());
-  return nll_backward_out(grad_output, self, target, weight, reduction, ignore_index, total_weight,
-                          grad_input);
-}
+using NllForward = Structured<at::meta::structured_nll_loss_forward, nll_forward_kernel>;
+using NllBackward = Structured<at::meta::structured_nll_loss_backward, nll_backward_kernel>;
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nll_loss_forward", nll_forward);
-  m.impl("nll_loss_forward.output", nll_forward_out);
-  m.impl("nll_loss_backward", nll_backward);
-  m.impl("nll_loss_backward.grad_input", nll_backward_out);
+  m.impl("nll_loss_forward", NllForward::functional);
+  m.impl("nll_loss_forward.output", NllForward::out2);
+  m.impl("nll_loss_backward", NllBackward::functional);
+  m.impl("nll_loss_backward.grad_input", NllBackward::out);
 }
 
 }  // namespace torch_ocl

@@ -1,10 +1,15 @@
 // mm and addmm (and so nn.Linear) with the register-blocked kernel of kernels/mm.cl. Transposed
 // operands are read in place (A_TRANS / B_TRANS); other layouts are made contiguous first.
-// float16/bfloat16 compute in float32.
+// float16/bfloat16 compute in float32; integers wrap around like CPU torch's. Registered through
+// Structured.h: ATen's meta functions check shapes and dtypes, out= and in-place are checked and
+// resized there, and an output that overlaps an operand is computed into a temporary.
+#include <ATen/ops/addmm_meta.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/mm_meta.h>
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
+#include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -29,16 +34,45 @@ Operand layout(const at::Tensor& x) {
   return {c, false, std::max<int64_t>(cols, 1)};
 }
 
-void check_mm(const at::Tensor& a, const at::Tensor& b, const char* name) {
-  TORCH_CHECK(a.dim() == 2, name, ": self must be a matrix");
-  TORCH_CHECK(b.dim() == 2, name, ": mat2 must be a matrix");
-  TORCH_CHECK(a.size(1) == b.size(0), name, ": mat1 and mat2 shapes cannot be multiplied (",
-              a.size(0), "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(),
-              "expected m1 and m2 to have the same dtype, but got: ", a.scalar_type(),
-              " != ", b.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(a.scalar_type()), "torch-ocl: ", name,
-                              " is implemented for floating dtypes only, got ", a.scalar_type());
+// The kernel's element type: integers compute as the unsigned type of their size, whose
+// wrap-around arithmetic gives the same bits as CPU torch's two's-complement wrap-around.
+const char* mm_tag(at::ScalarType t, int device) {
+  switch (t) {
+    case at::kLong:
+      return "ulong";
+    case at::kInt:
+      return "uint";
+    case at::kShort:
+      return "ushort";
+    case at::kChar:
+    case at::kByte:
+      return "uchar";
+    default:
+      return type_tag(t, device);
+  }
+}
+
+// alpha / beta as a kernel argument of the kernel's element type.
+void push_mm_scalar(KernelLaunch& launch, const at::Scalar& v, at::ScalarType t) {
+  if (is_floating_tag(t)) {
+    push_compute_scalar(launch, v, t);
+    return;
+  }
+  const uint64_t bits = static_cast<uint64_t>(v.to<int64_t>());
+  switch (c10::elementSize(t)) {
+    case 1:
+      launch.arg(static_cast<cl_uchar>(bits));
+      break;
+    case 2:
+      launch.arg(static_cast<cl_ushort>(bits));
+      break;
+    case 4:
+      launch.arg(static_cast<cl_uint>(bits));
+      break;
+    default:
+      launch.arg(static_cast<cl_ulong>(bits));
+      break;
+  }
 }
 
 // out (M x N, contiguous, compute dtype) = alpha * a @ b + beta * bias (bias may be undefined).
@@ -50,7 +84,7 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   const at::ScalarType t = out.scalar_type();
   const Operand A = layout(a), B = layout(b);
   const bool has_bias = bias.defined() && beta.toDouble() != 0.0;
-  std::string opts = std::string("-DT=") + type_tag(t, device);
+  std::string opts = std::string("-DT=") + mm_tag(t, device);
   if (A.trans) opts += " -DA_TRANS";
   if (B.trans) opts += " -DB_TRANS";
   if (has_bias) opts += " -DHAS_BIAS";
@@ -61,8 +95,8 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   launch.buffer(buffer_of(A.t), item).arg(static_cast<cl_long>(A.ld));
   launch.buffer(buffer_of(B.t), item).arg(static_cast<cl_long>(B.ld));
   launch.buffer(buffer_of(out), item).arg(static_cast<cl_long>(N));
-  push_compute_scalar(launch, alpha, t);
-  push_compute_scalar(launch, has_bias ? beta : c10::Scalar(0), t);
+  push_mm_scalar(launch, alpha, t);
+  push_mm_scalar(launch, has_bias ? beta : c10::Scalar(0), t);
   if (has_bias) {
     launch.buffer(buffer_of(bias), item)
         .arg(static_cast<cl_long>(bias.stride(0)))
@@ -70,69 +104,55 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   } else {
     launch.buffer(buffer_of(out), item).arg(static_cast<cl_long>(0)).arg(static_cast<cl_long>(0));
   }
-  const size_t TM = 6, TN = t == at::kDouble ? 8 : 16, LX = 2, LY = 4;
+  const size_t TM = 6, TN = item == 8 ? 8 : 16, LX = 2, LY = 4;
   auto roundup = [](size_t x, size_t l) { return (x + l - 1) / l * l; };
   const size_t global[2] = {roundup((N + TN - 1) / TN, LX), roundup((M + TM - 1) / TM, LY)};
   const size_t local[2] = {LX, LY};
   launch.enqueue(device, 2, global, local);
 }
 
-at::Tensor& addmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b,
-                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out,
-                       const char* name) {
-  check_mm(a, b, name);
-  const int64_t M = a.size(0), N = b.size(1);
-  if (out.sizes() != at::IntArrayRef({M, N})) out.resize_({M, N});
-  at::Tensor bias_mn;
-  if (bias.defined()) {
-    bias_mn = bias.expand({M, N});
-  }
+// out = beta * bias + alpha * a @ b (bias undefined for mm). The shapes and dtypes were checked
+// by ATen's meta functions; out is contiguous and shares memory with a and b at most through
+// the bias (Structured.h).
+void addmm_kernel_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b,
+                       const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out) {
   const at::ScalarType t = a.scalar_type();
+  TORCH_CHECK(t != at::kBool && !at::isComplexType(t), "\"addmm\" not implemented for '", t, "'");
+  const int64_t M = a.size(0), N = b.size(1);
+  at::Tensor bias_mn;
+  if (bias.defined()) bias_mn = bias.expand({M, N});
   const bool reduced = t == at::kHalf || t == at::kBFloat16;
-  if (!reduced && out.is_contiguous()) {
+  if (!reduced) {
     launch_mm(a, b, bias_mn, beta, alpha, out);
-    return out;
+    return;
   }
-  const at::ScalarType ct = reduced ? at::kFloat : t;
-  at::Tensor tmp = at::empty({M, N}, out.options().dtype(ct));
-  launch_mm(a.to(ct), b.to(ct), bias_mn.defined() ? bias_mn.to(ct) : bias_mn, beta, alpha, tmp);
+  at::Tensor tmp = at::empty({M, N}, out.options().dtype(at::kFloat));
+  launch_mm(a.to(at::kFloat), b.to(at::kFloat),
+            bias_mn.defined() ? bias_mn.to(at::kFloat) : bias_mn, beta, alpha, tmp);
   out.copy_(tmp);
-  return out;
 }
 
-at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
-  check_mm(a, b, "mm");
-  at::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
-  return addmm_impl({}, a, b, 0, 1, out, "mm");
+void mm_kernel(const Outputs<1>& out, const at::Tensor& a, const at::Tensor& b) {
+  addmm_kernel_impl({}, a, b, 0, 1, out[0]);
 }
-at::Tensor& mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  return addmm_impl({}, a, b, 0, 1, out, "mm");
+void addmm_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tensor& a,
+                  const at::Tensor& b, const at::Scalar& beta, const at::Scalar& alpha) {
+  addmm_kernel_impl(self, a, b, beta, alpha, out[0]);
 }
-at::Tensor addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
-                 const at::Scalar& beta, const at::Scalar& alpha) {
-  check_mm(a, b, "addmm");
-  at::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
-  return addmm_impl(self, a, b, beta, alpha, out, "addmm");
-}
-at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
-                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
-  // Reading the bias while writing out is safe even when they alias: each element is read and
-  // then written by the same work-item.
-  return addmm_impl(self, a, b, beta, alpha, out, "addmm");
-}
-at::Tensor& addmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
-                   const at::Scalar& beta, const at::Scalar& alpha) {
-  return addmm_impl(self, a, b, beta, alpha, self, "addmm_");
-}
+
+using Mm = Structured<at::meta::structured_mm, mm_kernel>;
+// The bias (argument 0) may be the output itself: the kernel reads each bias element only in the
+// work-item that then writes that element (x.addmm_(a, b) needs no temporary).
+using Addmm = Structured<at::meta::structured_addmm, addmm_kernel, 0>;
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mm", mm);
-  m.impl("mm.out", mm_out);
-  m.impl("addmm", addmm);
-  m.impl("addmm.out", addmm_out);
-  m.impl("addmm_", addmm_);
+  m.impl("mm", Mm::functional);
+  m.impl("mm.out", Mm::out);
+  m.impl("addmm", Addmm::functional);
+  m.impl("addmm.out", Addmm::out);
+  m.impl("addmm_", Addmm::inplace);
 }
 
 }  // namespace torch_ocl

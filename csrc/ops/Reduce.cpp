@@ -1,16 +1,29 @@
 // Reductions: sum, mean, prod, amax/amin and full max/min, over all or given dims, keepdim,
-// dtype= and out=, with kernels/reduce.cl. Every reduction becomes a 2-D problem
-// out[m] = R_k in[m*sm + k*sk] after permuting the reduced dims last.
+// dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim with
+// kernels/argreduce.cl. Ops that ATen declares structured are registered through Structured.h
+// (meta checks, out= checks and resizing, outputs overlapping an input). Every reduction becomes a
+// 2-D problem out[m] = R_k in[m*sm + k*sk] after permuting the reduced dims last.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/ops/all_meta.h>
+#include <ATen/ops/amax_meta.h>
+#include <ATen/ops/amin_meta.h>
+#include <ATen/ops/any_meta.h>
+#include <ATen/ops/argmax_meta.h>
+#include <ATen/ops/argmin_meta.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/max_meta.h>
+#include <ATen/ops/mean_meta.h>
+#include <ATen/ops/min_meta.h>
 #include <ATen/ops/ne.h>
+#include <ATen/ops/sum_meta.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <bitset>
 
 #include "ops/Elementwise.h"
+#include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -157,17 +170,6 @@ void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tenso
   }
 }
 
-std::vector<int64_t> out_shape(const at::Tensor& self, std::bitset<64> reduced, bool keepdim) {
-  std::vector<int64_t> shape;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (!reduced[d])
-      shape.push_back(self.size(d));
-    else if (keepdim)
-      shape.push_back(1);
-  }
-  return shape;
-}
-
 std::bitset<64> dims_mask(const at::Tensor& self, at::OptionalIntArrayRef dims) {
   if (!dims || dims->empty()) {
     std::bitset<64> all;
@@ -177,20 +179,69 @@ std::bitset<64> dims_mask(const at::Tensor& self, at::OptionalIntArrayRef dims) 
   return at::dim_list_to_bitset(*dims, self.dim());
 }
 
-at::Tensor& reduce_out(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
-                       at::Tensor& out, Op op, bool mean) {
-  const std::bitset<64> mask = dims_mask(self, dims);
-  const std::vector<int64_t> shape = out_shape(self, mask, keepdim);
-  if (out.sizes() != at::IntArrayRef(shape)) out.resize_(shape);
-  if (out.is_contiguous()) {
-    run_reduce(self, mask, out, op, mean);
-  } else {
-    at::Tensor tmp = at::empty(shape, out.options());
-    run_reduce(self, mask, tmp, op, mean);
-    out.copy_(tmp);
-  }
-  return out;
+// ---- structured reductions (Structured.h): ATen's meta functions check the arguments and
+// declare the output (shape, and dtype from dtype= or out=); the kernels below get a contiguous
+// output in kept-dim order that overlaps no input. ----
+
+void sum_kernel(const Outputs<1>& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
+                bool keepdim, std::optional<at::ScalarType> dtype) {
+  // The CPU converts the elements to the result dtype first: into a bool result every non-zero
+  // element counts (0.5 too), which converting to the integer accumulator would truncate away.
+  const bool to_bool = out[0].scalar_type() == at::kBool && self.scalar_type() != at::kBool;
+  run_reduce(to_bool ? self.ne(0) : self, dims_mask(self, dims), out[0], Op::kSum, false);
 }
+using SumDim = Structured<at::meta::structured_sum_dim_IntList, sum_kernel>;
+
+void mean_kernel(const Outputs<1>& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
+                 bool keepdim, std::optional<at::ScalarType> dtype) {
+  // The meta function lets an integer out= through; the CPU then fails dividing the sum in it.
+  const at::ScalarType t = out[0].scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
+              "result type Float can't be cast to the desired output type ", t);
+  run_reduce(self, dims_mask(self, dims), out[0], Op::kSum, true);
+}
+using MeanDim = Structured<at::meta::structured_mean_dim, mean_kernel>;
+
+template <Op kOp>
+void extreme_kernel(const Outputs<1>& out, const at::Tensor& self, at::IntArrayRef dims,
+                    bool keepdim) {
+  run_reduce(self, dims_mask(self, dims), out[0], kOp, false);
+}
+using Amax = Structured<at::meta::structured_amax, extreme_kernel<Op::kMax>>;
+using Amin = Structured<at::meta::structured_amin, extreme_kernel<Op::kMin>>;
+
+// all/any: min/max of the elements as bool (non-zero); the output is bool, or uint8 for uint8
+// input (the meta function's choice, as on the CPU).
+void logical_reduce(const at::Tensor& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
+                    Op op) {
+  if (self.numel() == 0) {
+    out.fill_(op == Op::kMin);  // all() of nothing is true, any() of nothing is false
+    return;
+  }
+  const at::Tensor b = self.scalar_type() == at::kBool ? self : self.ne(0);
+  run_reduce(b, dims_mask(self, dims), out, op, false);
+}
+template <Op kOp>
+void logical_all_kernel(const Outputs<1>& out, const at::Tensor& self) {
+  logical_reduce(out[0], self, {}, kOp);
+}
+template <Op kOp>
+void logical_dim_kernel(const Outputs<1>& out, const at::Tensor& self, int64_t dim, bool keepdim) {
+  logical_reduce(out[0], self, at::IntArrayRef(dim), kOp);
+}
+template <Op kOp>
+void logical_dims_kernel(const Outputs<1>& out, const at::Tensor& self,
+                         at::OptionalIntArrayRef dims, bool keepdim) {
+  logical_reduce(out[0], self, dims, kOp);
+}
+using AllAll = Structured<at::meta::structured_all, logical_all_kernel<Op::kMin>>;
+using AnyAll = Structured<at::meta::structured_any, logical_all_kernel<Op::kMax>>;
+using AllDim = Structured<at::meta::structured_all_dim, logical_dim_kernel<Op::kMin>>;
+using AnyDim = Structured<at::meta::structured_any_dim, logical_dim_kernel<Op::kMax>>;
+using AllDims = Structured<at::meta::structured_all_dims, logical_dims_kernel<Op::kMin>>;
+using AnyDims = Structured<at::meta::structured_any_dims, logical_dims_kernel<Op::kMax>>;
+
+// ---- functional-only reductions (no out= registered) ----
 
 at::ScalarType sum_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   if (dtype) return *dtype;
@@ -198,95 +249,26 @@ at::ScalarType sum_dtype(const at::Tensor& self, std::optional<at::ScalarType> d
                                                                       : self.scalar_type();
 }
 
-at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
-                   std::optional<at::ScalarType> dtype) {
-  at::Tensor out = at::empty({0}, self.options().dtype(sum_dtype(self, dtype)));
-  return reduce_out(self, dims, keepdim, out, Op::kSum, false);
-}
-at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
-                    std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  return reduce_out(self, dims, keepdim, out, Op::kSum, false);
-}
 at::Tensor sum_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
-  return sum_dim(self, {}, false, dtype);
-}
-
-at::ScalarType mean_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
-  const at::ScalarType t = dtype ? *dtype : self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(t), "mean(): could not infer output dtype. ",
-              dtype ? "Optional dtype" : "Input dtype",
-              " must be either a floating point or complex dtype. Got: ", t);
-  return t;
-}
-at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
-                    std::optional<at::ScalarType> dtype) {
-  at::Tensor out = at::empty({0}, self.options().dtype(mean_dtype(self, dtype)));
-  return reduce_out(self, dims, keepdim, out, Op::kSum, true);
-}
-at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
-                     std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  mean_dtype(self, dtype);
-  return reduce_out(self, dims, keepdim, out, Op::kSum, true);
+  return SumDim::functional(self, std::nullopt, false, dtype);
 }
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
-  at::Tensor out = at::empty({0}, self.options().dtype(sum_dtype(self, dtype)));
-  return reduce_out(self, {}, false, out, Op::kProd, false);
+  at::Tensor out = at::empty({}, self.options().dtype(sum_dtype(self, dtype)));
+  run_reduce(self, dims_mask(self, {}), out, Op::kProd, false);
+  return out;
 }
 
 at::Tensor extreme_all(const at::Tensor& self, Op op) {
   TORCH_CHECK(self.numel() > 0, op == Op::kMax ? "max" : "min",
               "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
               "reduction dim with the 'dim' argument.");
-  at::Tensor out = at::empty({0}, self.options());
-  return reduce_out(self, {}, false, out, op, false);
+  at::Tensor out = at::empty({}, self.options());
+  run_reduce(self, dims_mask(self, {}), out, op, false);
+  return out;
 }
 at::Tensor max_all(const at::Tensor& self) { return extreme_all(self, Op::kMax); }
 at::Tensor min_all(const at::Tensor& self) { return extreme_all(self, Op::kMin); }
-
-at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim, at::Tensor& out) {
-  return reduce_out(self, dims, keepdim, out, Op::kMax, false);
-}
-at::Tensor amax(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
-  at::Tensor out = at::empty({0}, self.options());
-  return amax_out(self, dims, keepdim, out);
-}
-at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim, at::Tensor& out) {
-  return reduce_out(self, dims, keepdim, out, Op::kMin, false);
-}
-at::Tensor amin(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
-  at::Tensor out = at::empty({0}, self.options());
-  return amin_out(self, dims, keepdim, out);
-}
-
-// all/any: min/max of the elements as bool (non-zero), output bool.
-at::Tensor logical_reduce(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
-                          Op op) {
-  const at::Tensor b = self.scalar_type() == at::kBool ? self : self.ne(0);
-  at::Tensor out = at::empty({0}, self.options().dtype(at::kBool));
-  if (b.numel() == 0) {
-    // all() of nothing is true, any() of nothing is false.
-    const std::bitset<64> mask = dims_mask(self, dims);
-    out.resize_(out_shape(self, mask, keepdim));
-    out.fill_(op == Op::kMin);
-    return out;
-  }
-  return reduce_out(b, dims, keepdim, out, op, false);
-}
-at::Tensor all_all(const at::Tensor& self) { return logical_reduce(self, {}, false, Op::kMin); }
-at::Tensor any_all(const at::Tensor& self) { return logical_reduce(self, {}, false, Op::kMax); }
-at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return logical_reduce(self, at::IntArrayRef(dim), keepdim, Op::kMin);
-}
-at::Tensor any_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return logical_reduce(self, at::IntArrayRef(dim), keepdim, Op::kMax);
-}
-at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim) {
-  return logical_reduce(self, dims, keepdim, Op::kMin);
-}
-at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim) {
-  return logical_reduce(self, dims, keepdim, Op::kMax);
-}
 
 // argmax/argmin and max/min along a dim: kernels/argreduce.cl over the same 2-D problem.
 void run_arg_reduce(const at::Tensor& self, int64_t dim, bool is_max, const at::Tensor& indices,
@@ -312,92 +294,60 @@ void run_arg_reduce(const at::Tensor& self, int64_t dim, bool is_max, const at::
   launch.enqueue1d(device, p.M * kLws, kLws);
 }
 
-// Outputs are computed contiguous in kept-dim order, then copied into the caller's tensors.
-void arg_reduce_into(const at::Tensor& self, std::optional<int64_t> dim_opt, bool keepdim,
-                     bool is_max, const at::Tensor& indices, const at::Tensor& values) {
-  at::Tensor x = dim_opt ? self : self.reshape({-1});
-  const int64_t dim = dim_opt ? at::maybe_wrap_dim(*dim_opt, x.dim()) : 0;
-  std::vector<int64_t> shape;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d != dim)
-      shape.push_back(x.size(d));
-    else if (keepdim && dim_opt)
-      shape.push_back(1);
-  }
-  if (!dim_opt && keepdim) shape.assign(self.dim(), 1);
-  indices.resize_(shape);
-  if (values.defined()) values.resize_(shape);
-  at::Tensor idx = indices.is_contiguous() ? indices : at::empty(shape, indices.options());
-  at::Tensor val;
-  if (values.defined()) val = values.is_contiguous() ? values : at::empty(shape, values.options());
-  run_arg_reduce(x, dim, is_max, idx, val);
-  if (!idx.is_same(indices)) indices.copy_(idx);
-  if (values.defined() && !val.is_same(values)) values.copy_(val);
+// The outputs (contiguous, in kept-dim order) were shaped by the meta function.
+template <bool kMax>
+void arg_kernel(const Outputs<1>& out, const at::Tensor& self, std::optional<int64_t> dim,
+                bool keepdim) {
+  TORCH_CHECK(self.scalar_type() != at::kBool, kMax ? "argmax" : "argmin",
+              "(): does not support bool input");
+  const at::Tensor x = dim ? self : self.reshape({-1});
+  run_arg_reduce(x, dim ? at::maybe_wrap_dim(*dim, x.dim()) : 0, kMax, out[0], {});
 }
-
-at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                       at::Tensor& out) {
-  arg_reduce_into(self, dim, keepdim, true, out, {});
-  return out;
-}
-at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
-  return argmax_out(self, dim, keepdim, out);
-}
-at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                       at::Tensor& out) {
-  arg_reduce_into(self, dim, keepdim, false, out, {});
-  return out;
-}
-at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
-  return argmin_out(self, dim, keepdim, out);
-}
+using Argmax = Structured<at::meta::structured_argmax, arg_kernel<true>>;
+using Argmin = Structured<at::meta::structured_argmin, arg_kernel<false>>;
 
 template <bool kMax>
-std::tuple<at::Tensor&, at::Tensor&> extreme_dim_out(const at::Tensor& self, int64_t dim,
-                                                     bool keepdim, at::Tensor& values,
-                                                     at::Tensor& indices) {
-  arg_reduce_into(self, dim, keepdim, kMax, indices, values);
-  return {values, indices};
+void extreme_dim_kernel(const Outputs<2>& out, const at::Tensor& self, int64_t dim, bool keepdim) {
+  run_arg_reduce(self, at::maybe_wrap_dim(dim, self.dim()), kMax, out[1], out[0]);
 }
-template <bool kMax>
-std::tuple<at::Tensor, at::Tensor> extreme_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor values = at::empty({0}, self.options());
-  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
-  extreme_dim_out<kMax>(self, dim, keepdim, values, indices);
-  return {values, indices};
-}
+using MaxDim = Structured<at::meta::structured_max_dim, extreme_dim_kernel<true>>;
+using MinDim = Structured<at::meta::structured_min_dim, extreme_dim_kernel<false>>;
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("argmax", argmax);
-  m.impl("argmax.out", argmax_out);
-  m.impl("argmin", argmin);
-  m.impl("argmin.out", argmin_out);
-  m.impl("max.dim", extreme_dim<true>);
-  m.impl("max.dim_max", extreme_dim_out<true>);
-  m.impl("min.dim", extreme_dim<false>);
-  m.impl("min.dim_min", extreme_dim_out<false>);
-  m.impl("all", all_all);
-  m.impl("any", any_all);
-  m.impl("all.dim", all_dim);
-  m.impl("any.dim", any_dim);
-  m.impl("all.dims", all_dims);
-  m.impl("any.dims", any_dims);
+  m.impl("argmax", Argmax::functional);
+  m.impl("argmax.out", Argmax::out);
+  m.impl("argmin", Argmin::functional);
+  m.impl("argmin.out", Argmin::out);
+  m.impl("max.dim", MaxDim::functional);
+  m.impl("max.dim_max", MaxDim::out2);
+  m.impl("min.dim", MinDim::functional);
+  m.impl("min.dim_min", MinDim::out2);
+  m.impl("all", AllAll::functional);
+  m.impl("all.all_out", AllAll::out);
+  m.impl("any", AnyAll::functional);
+  m.impl("any.all_out", AnyAll::out);
+  m.impl("all.dim", AllDim::functional);
+  m.impl("all.out", AllDim::out);
+  m.impl("any.dim", AnyDim::functional);
+  m.impl("any.out", AnyDim::out);
+  m.impl("all.dims", AllDims::functional);
+  m.impl("all.dims_out", AllDims::out);
+  m.impl("any.dims", AnyDims::functional);
+  m.impl("any.dims_out", AnyDims::out);
   m.impl("sum", sum_all);
-  m.impl("sum.dim_IntList", sum_dim);
-  m.impl("sum.IntList_out", sum_out);
-  m.impl("mean.dim", mean_dim);
-  m.impl("mean.out", mean_out);
+  m.impl("sum.dim_IntList", SumDim::functional);
+  m.impl("sum.IntList_out", SumDim::out);
+  m.impl("mean.dim", MeanDim::functional);
+  m.impl("mean.out", MeanDim::out);
   m.impl("prod", prod_all);
   m.impl("max", max_all);
   m.impl("min", min_all);
-  m.impl("amax", amax);
-  m.impl("amax.out", amax_out);
-  m.impl("amin", amin);
-  m.impl("amin.out", amin_out);
+  m.impl("amax", Amax::functional);
+  m.impl("amax.out", Amax::out);
+  m.impl("amin", Amin::functional);
+  m.impl("amin.out", Amin::out);
 }
 
 }  // namespace torch_ocl

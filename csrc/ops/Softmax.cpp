@@ -1,10 +1,16 @@
 // softmax / log_softmax forward and backward over any dim (kernels/softmax.cl works on rows of
-// contiguous elements; another dim is moved last first).
+// contiguous elements; another dim is moved last first). Registered through Structured.h (ATen's
+// meta functions, out= checks, outputs overlapping an input).
 #include <ATen/WrapDimUtils.h>
+#include <ATen/ops/_log_softmax_backward_data_meta.h>
+#include <ATen/ops/_log_softmax_meta.h>
+#include <ATen/ops/_softmax_backward_data_meta.h>
+#include <ATen/ops/_softmax_meta.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
+#include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -65,57 +71,46 @@ void backward(const at::Tensor& grad, const at::Tensor& y, int64_t dim, bool log
   if (!direct) gin.copy_(unrows(dst.view(g.sizes()), grad, dim));
 }
 
-at::ScalarType out_type(const at::Tensor& x, bool half_to_float) {
+void check_input(const at::Tensor& x, bool half_to_float) {
   if (half_to_float) {
     TORCH_CHECK(x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16,
                 "conversion is supported for Half and BFloat16 types only");
-    return at::kFloat;
   }
-  TORCH_CHECK(at::isFloatingType(x.scalar_type()),
-              "softmax is implemented for floating types only");
-  return x.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(x.scalar_type()),
+                              "softmax is implemented for floating types only, got ",
+                              x.scalar_type());
 }
 
+// The output was declared by ATen's meta function (dtype, shape) and is contiguous (Structured.h).
 template <bool kLog>
-at::Tensor& softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float, at::Tensor& out) {
-  dim = at::maybe_wrap_dim(dim, x.dim());
-  out_type(x, half_to_float);
-  if (out.sizes() != x.sizes()) out.resize_(x.sizes());
-  forward(x, dim, kLog, out);
-  return out;
+void softmax_kernel(const Outputs<1>& out, const at::Tensor& x, int64_t dim, bool half_to_float) {
+  check_input(x, half_to_float);
+  forward(x, at::maybe_wrap_dim(dim, x.dim()), kLog, out[0]);
 }
 template <bool kLog>
-at::Tensor softmax(const at::Tensor& x, int64_t dim, bool half_to_float) {
-  at::Tensor out = at::empty(x.sizes(), x.options().dtype(out_type(x, half_to_float)));
-  return softmax_out<kLog>(x, dim, half_to_float, out);
+void softmax_backward_kernel(const Outputs<1>& gin, const at::Tensor& grad, const at::Tensor& y,
+                             int64_t dim, at::ScalarType input_dtype) {
+  backward(grad, y, at::maybe_wrap_dim(dim, grad.dim()), kLog, gin[0]);
 }
 
-template <bool kLog>
-at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& y, int64_t dim,
-                                 at::ScalarType input_dtype, at::Tensor& gin) {
-  dim = at::maybe_wrap_dim(dim, grad.dim());
-  if (gin.sizes() != grad.sizes()) gin.resize_(grad.sizes());
-  backward(grad, y, dim, kLog, gin);
-  return gin;
-}
-template <bool kLog>
-at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& y, int64_t dim,
-                            at::ScalarType input_dtype) {
-  at::Tensor gin = at::empty(grad.sizes(), grad.options().dtype(input_dtype));
-  return softmax_backward_out<kLog>(grad, y, dim, input_dtype, gin);
-}
+using Softmax = Structured<at::meta::structured__softmax, softmax_kernel<false>>;
+using LogSoftmax = Structured<at::meta::structured__log_softmax, softmax_kernel<true>>;
+using SoftmaxBackward =
+    Structured<at::meta::structured__softmax_backward_data, softmax_backward_kernel<false>>;
+using LogSoftmaxBackward =
+    Structured<at::meta::structured__log_softmax_backward_data, softmax_backward_kernel<true>>;
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_softmax", softmax<false>);
-  m.impl("_softmax.out", softmax_out<false>);
-  m.impl("_log_softmax", softmax<true>);
-  m.impl("_log_softmax.out", softmax_out<true>);
-  m.impl("_softmax_backward_data", softmax_backward<false>);
-  m.impl("_softmax_backward_data.out", softmax_backward_out<false>);
-  m.impl("_log_softmax_backward_data", softmax_backward<true>);
-  m.impl("_log_softmax_backward_data.out", softmax_backward_out<true>);
+  m.impl("_softmax", Softmax::functional);
+  m.impl("_softmax.out", Softmax::out);
+  m.impl("_log_softmax", LogSoftmax::functional);
+  m.impl("_log_softmax.out", LogSoftmax::out);
+  m.impl("_softmax_backward_data", SoftmaxBackward::functional);
+  m.impl("_softmax_backward_data.out", SoftmaxBackward::out);
+  m.impl("_log_softmax_backward_data", LogSoftmaxBackward::functional);
+  m.impl("_log_softmax_backward_data.out", LogSoftmaxBackward::out);
 }
 
 }  // namespace torch_ocl

@@ -9,7 +9,26 @@ cl = pytest.importorskip("pyopencl")
 
 # Defaults from the top of kernels/mm.cl (the launch geometry depends on them).
 LX, LY, TM = 2, 4, 6
-TN = {np.float32: 16, np.float64: 8}
+TN = {np.float32: 16, np.float64: 8, np.uint8: 16, np.uint16: 16, np.uint32: 16, np.uint64: 8}
+# The kernel's T for each numpy dtype (integers are unsigned: the host runs signed integer
+# matrices through the unsigned type of their size).
+CL_TYPE = {
+    np.float32: "float",
+    np.float64: "double",
+    np.uint8: "uchar",
+    np.uint16: "ushort",
+    np.uint32: "uint",
+    np.uint64: "ulong",
+}
+
+
+def _fill(dtype):
+    """A padding value that a stray read or write would show: NaN, or the integer maximum."""
+    return dtype(np.nan) if issubclass(dtype, np.floating) else np.iinfo(dtype).max
+
+
+def _is_fill(x):
+    return np.isnan(x) if np.issubdtype(x.dtype, np.floating) else x == np.iinfo(x.dtype).max
 
 
 def _ceil(a, b):
@@ -61,7 +80,7 @@ def run_mm(
     lda = (M if a_trans else K) + pad[0]
     ldb = (K if b_trans else N) + pad[1]
     ldc = N + pad[2]
-    fill = dtype(np.nan)
+    fill = _fill(dtype)
     a_flat = _store(a, a_trans, lda, a_off, M, K, fill)
     b_flat = _store(b, b_trans, ldb, b_off, K, N, fill)
     c_flat = np.full(c_off + M * ldc, fill, dtype=dtype)
@@ -69,7 +88,7 @@ def run_mm(
         c_flat[c_off:].reshape(M, ldc)[:, :N] = bias
         bias_off, bias_sm, bias_sn = c_off, ldc, 1
 
-    opts = ["-DT=" + ("double" if dtype is np.float64 else "float")]
+    opts = ["-DT=" + CL_TYPE[dtype]]
     if a_trans:
         opts.append("-DA_TRANS")
     if b_trans:
@@ -119,8 +138,8 @@ def run_mm(
     queue.finish()
     c = c_flat[c_off:].reshape(M, ldc)
     # Padding columns of C must be untouched.
-    assert np.isnan(c[:, N:]).all()
-    assert np.isnan(c_flat[:c_off]).all()
+    assert _is_fill(c[:, N:]).all()
+    assert _is_fill(c_flat[:c_off]).all()
     return c[:, :N].copy()
 
 
@@ -379,3 +398,60 @@ def test_mm_float64(ctx, queue, build, has_fp64, rng, shape, a_trans, b_trans):
         offs=(1, 2, 3, 4),
     )
     check(out, reference(a, b, 0.5, 3.0, bias), np.float64, K)
+
+
+# ------------------------------------------------------------------------------------------
+# Integer T: wrap-around modulo 2^bits (the host's signed integers use these unsigned types).
+
+INT_TYPES = [np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+def int_reference(a, b, alpha, beta, bias, dtype):
+    """alpha * a @ b + beta * bias modulo 2^bits, exactly (uint64 arithmetic wraps modulo 2^64,
+    which 2^bits divides)."""
+    with np.errstate(over="ignore"):
+        a64, b64 = a.astype(np.uint64), b.astype(np.uint64)
+        ref = np.uint64(alpha) * (a64 @ b64)
+        if bias is not None and beta != 0:
+            ref = ref + np.uint64(beta) * np.broadcast_to(bias.astype(np.uint64), ref.shape)
+    return ref.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", INT_TYPES, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 13, 5), (33, 17, 40)])
+def test_mm_integer_wraps(ctx, queue, build, rng, dtype, shape, a_trans, b_trans):
+    M, N, K = shape
+    info = np.iinfo(dtype)
+    # Full-range values: products and sums overflow and must wrap.
+    a = rng.integers(0, info.max, size=(M, K), dtype=dtype, endpoint=False)
+    b = rng.integers(0, info.max, size=(K, N), dtype=dtype, endpoint=False)
+    bias = rng.integers(0, info.max, size=(1, N), dtype=dtype, endpoint=False)
+    # alpha = -3 and beta = 5 as the kernel gets them: the bits of the signed value.
+    alpha, beta = int(info.max) - 2, 5
+    out = run_mm(
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        alpha=alpha,
+        beta=beta,
+        bias=bias,
+        bias_sn=1,
+        pad=(1, 0, 2),
+        offs=(2, 1, 3, 1),
+    )
+    np.testing.assert_array_equal(out, int_reference(a, b, alpha, beta, bias, dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint64], ids=lambda t: t.__name__)
+def test_mm_integer_no_bias_and_k_zero(ctx, queue, build, rng, dtype):
+    a = rng.integers(0, 50, size=(9, 20), dtype=dtype)
+    b = rng.integers(0, 50, size=(20, 18), dtype=dtype)
+    out = run_mm(ctx, queue, build, a, b, alpha=1)
+    np.testing.assert_array_equal(out, int_reference(a, b, 1, 0, None, dtype))
+    z = run_mm(ctx, queue, build, a[:, :0], b[:0, :], alpha=1)
+    np.testing.assert_array_equal(z, np.zeros((9, 18), dtype=dtype))

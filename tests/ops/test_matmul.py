@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812
-from ocl_testing import DEVICE, dtype_id, make_cpu, skip_unsupported
+from ocl_testing import DEVICE, assert_ocl_close, dtype_id, make_cpu, skip_unsupported
 
 NAN = float("nan")
 EPS = {
@@ -246,3 +246,140 @@ def test_linear_backward():
     )
     assert_mm_close(dev.bias.grad, torch.float32, cpu.bias.grad, g.double().abs().sum(0), 16)
     assert dev.weight.grad.device.type == "ocl"
+
+
+# ------------------------------------------------------------------------------------------
+# out= checks, outputs aliasing an operand, integer matrices (issue 10, items 3, 4 and 13)
+
+X23 = [[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]]
+
+
+def _raises_like_cpu(fn_cpu, fn_ocl):
+    """fn_ocl raises the exception type and message that fn_cpu raises on the CPU."""
+    with pytest.raises(Exception) as cpu_err:
+        fn_cpu()
+    with pytest.raises(type(cpu_err.value)) as ocl_err:
+        fn_ocl()
+    assert str(ocl_err.value).splitlines()[0] == str(cpu_err.value).splitlines()[0]
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float64, torch.float16, torch.int64], ids=dtype_id)
+def test_mm_out_of_wrong_dtype_raises_like_cpu(out_dtype):
+    x = torch.tensor(X23)
+    xo = x.to(DEVICE)
+    _raises_like_cpu(
+        lambda: torch.mm(x, x.t(), out=torch.empty(0, dtype=out_dtype)),
+        lambda: torch.mm(xo, xo.t(), out=torch.empty(0, dtype=out_dtype, device=DEVICE)),
+    )
+    _raises_like_cpu(
+        lambda: torch.addmm(x[:, :2], x, x.t(), out=torch.empty(2, 2, dtype=out_dtype)),
+        lambda: torch.addmm(
+            xo[:, :2], xo, xo.t(), out=torch.empty(2, 2, dtype=out_dtype, device=DEVICE)
+        ),
+    )
+
+
+def test_addmm_bias_of_other_dtype_raises_like_cpu():
+    x = torch.tensor(X23)
+    xo = x.to(DEVICE)
+    bias = torch.zeros(2, 2, dtype=torch.float64)
+    _raises_like_cpu(
+        lambda: torch.addmm(bias, x, x.t()), lambda: torch.addmm(bias.to(DEVICE), xo, xo.t())
+    )
+    _raises_like_cpu(
+        lambda: bias.clone().addmm_(x, x.t()), lambda: bias.to(DEVICE).addmm_(xo, xo.t())
+    )
+
+
+def test_mm_out_of_wrong_shape_resizes_like_cpu():
+    a, b = make_cpu((5, 4), torch.float32), make_cpu((4, 3), torch.float32, seed=1)
+    for shape in [(0,), (3, 5), (15,)]:
+        out = torch.empty(shape, device=DEVICE)
+        if out.numel():  # resizing a non-empty out warns, as on the CPU
+            with pytest.warns(UserWarning, match="was resized"):
+                r = torch.mm(a.to(DEVICE), b.to(DEVICE), out=out)
+        else:
+            r = torch.mm(a.to(DEVICE), b.to(DEVICE), out=out)
+        assert r is out
+        a64, b64 = a.double(), b.double()
+        assert_mm_close(out, torch.float32, a64 @ b64, a64.abs() @ b64.abs(), 4)
+
+
+@pytest.mark.parametrize("case", ["mm_out_a", "mm_out_b", "addmm__a", "addmm__b", "addmm_out_a"])
+def test_mm_output_aliasing_an_operand(case):
+    # 40 x 40: several work-groups, so a kernel writing its output while reading it shows.
+    x = make_cpu((40, 40), torch.float32, low=-1, high=1)
+    w = make_cpu((40, 40), torch.float32, low=-1, high=1, seed=1)
+    c = make_cpu((40, 40), torch.float32, low=-1, high=1, seed=2)
+    xo, wo, co = x.to(DEVICE), w.to(DEVICE), c.to(DEVICE)
+    x64, w64 = x.double(), w.double()
+    if case == "mm_out_a":
+        torch.mm(xo, wo, out=xo)
+        got, ref, bound = xo, x64 @ w64, x64.abs() @ w64.abs()
+    elif case == "mm_out_b":
+        torch.mm(xo, wo, out=wo)
+        got, ref, bound = wo, x64 @ w64, x64.abs() @ w64.abs()
+    elif case == "addmm__a":
+        xo.addmm_(xo, wo)
+        got, (ref, bound) = xo, _addmm_ref(x, x, w, 1, 1)
+    elif case == "addmm__b":
+        wo.addmm_(xo, wo, beta=0.5, alpha=2)
+        got, (ref, bound) = wo, _addmm_ref(w, x, w, 0.5, 2)
+    else:
+        torch.addmm(co, xo, wo, out=wo)
+        got, (ref, bound) = wo, _addmm_ref(c, x, w, 1, 1)
+    assert_mm_close(got, torch.float32, ref, bound, 40)
+
+
+def test_mm_output_overlapping_an_operand_partially():
+    # out is a window of the storage that also holds a: rows shifted by one.
+    base = make_cpu((41, 40), torch.float32, low=-1, high=1)
+    w = make_cpu((40, 40), torch.float32, low=-1, high=1, seed=1)
+    bo = base.to(DEVICE)
+    a_o, out_o = bo[:40], bo[1:]
+    torch.mm(a_o, w.to(DEVICE), out=out_o)
+    a64, w64 = base[:40].double(), w.double()
+    assert_mm_close(out_o, torch.float32, a64 @ w64, a64.abs() @ w64.abs(), 40)
+
+
+INT_MM_DTYPES = [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8]
+
+
+@pytest.mark.parametrize("dtype", INT_MM_DTYPES, ids=dtype_id)
+def test_mm_integer_dtypes_like_cpu(dtype):
+    # Values over the whole range: products and sums wrap around as on the CPU.
+    info = torch.iinfo(dtype)
+    lo, hi = max(info.min, -(2**40)), min(info.max, 2**40)
+    a = make_cpu((13, 21), dtype, low=lo, high=hi)
+    b = make_cpu((21, 17), dtype, low=lo, high=hi, seed=1)
+    ao, bo = a.to(DEVICE), b.to(DEVICE)
+    assert_ocl_close(torch.mm(ao, bo), torch.mm(a, b))
+    assert_ocl_close(torch.mm(ao.t().contiguous().t(), bo.t().contiguous().t()), torch.mm(a, b))
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.mm(ao, bo, out=out)
+    assert_ocl_close(out, torch.mm(a, b))
+
+
+@pytest.mark.parametrize("dtype", INT_MM_DTYPES, ids=dtype_id)
+def test_addmm_integer_dtypes_like_cpu(dtype):
+    a = make_cpu((9, 30), dtype)
+    b = make_cpu((30, 11), dtype, seed=1)
+    c = make_cpu((11,), dtype, seed=2)
+    ao, bo, co = a.to(DEVICE), b.to(DEVICE), c.to(DEVICE)
+    assert_ocl_close(torch.addmm(co, ao, bo), torch.addmm(c, a, b))
+    assert_ocl_close(
+        torch.addmm(co, ao, bo, beta=3, alpha=2), torch.addmm(c, a, b, beta=3, alpha=2)
+    )
+    assert_ocl_close(torch.addmm(co, ao, bo, beta=0), torch.addmm(c, a, b, beta=0))
+    s = make_cpu((9, 11), dtype, seed=3)
+    so = s.to(DEVICE)
+    so.addmm_(ao, bo)
+    assert_ocl_close(so, s.clone().addmm_(a, b))
+
+
+def test_mm_bool_raises_like_cpu():
+    m = torch.ones(3, 3, dtype=torch.bool)
+    with pytest.raises(RuntimeError):
+        torch.mm(m, m)
+    with pytest.raises(RuntimeError):
+        torch.mm(m.to(DEVICE), m.to(DEVICE))

@@ -297,3 +297,130 @@ def test_max_min_large():
     xo = x.to(DEVICE)
     assert_ocl_close(xo.max(), x.max(), exact=True)
     assert_ocl_close(xo.min(), x.min(), exact=True)
+
+
+# ------------------------------------------------------------------------------------------
+# out= checks (issue 10, item 3), argmax/argmin of bool, any/all of uint8
+
+X23 = [[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]]
+
+
+def _raises_like_cpu(fn, x):
+    """fn(x) raises on the device exactly as fn(x.cpu()) does on the CPU (type and message)."""
+    with pytest.raises(Exception) as cpu_err:
+        fn(x, "cpu")
+    with pytest.raises(type(cpu_err.value)) as ocl_err:
+        fn(x.to(DEVICE), DEVICE)
+    assert str(ocl_err.value).splitlines()[0] == str(cpu_err.value).splitlines()[0]
+
+
+def _e(dtype, device):
+    return torch.empty(0, dtype=dtype, device=device)
+
+
+OUT_DTYPE_ERRORS = {
+    "max_values": lambda x, d: torch.max(x, 1, out=(_e(torch.float64, d), _e(torch.int64, d))),
+    "max_indices": lambda x, d: torch.max(x, 1, out=(_e(torch.float32, d), _e(torch.int32, d))),
+    "min_values": lambda x, d: torch.min(x, 0, out=(_e(torch.float16, d), _e(torch.int64, d))),
+    "argmax": lambda x, d: torch.argmax(x, 1, out=_e(torch.float64, d)),
+    "argmin": lambda x, d: torch.argmin(x, out=_e(torch.int32, d)),
+    "mean_int": lambda x, d: torch.mean(x, 1, out=_e(torch.int64, d)),
+    "mean_dtype_mismatch": lambda x, d: torch.mean(
+        x, 1, dtype=torch.float64, out=_e(torch.float32, d)
+    ),
+    "sum_dtype_mismatch": lambda x, d: torch.sum(
+        x, 1, dtype=torch.float64, out=_e(torch.float32, d)
+    ),
+    "amax": lambda x, d: torch.amax(x, 1, out=_e(torch.float64, d)),
+    "amin": lambda x, d: torch.amin(x, 1, out=_e(torch.int64, d)),
+    "any": lambda x, d: torch.any(x, 1, out=_e(torch.float32, d)),
+    "all": lambda x, d: torch.all(x, out=_e(torch.int64, d)),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_DTYPE_ERRORS))
+def test_out_of_wrong_dtype_raises_like_cpu(case):
+    _raises_like_cpu(OUT_DTYPE_ERRORS[case], torch.tensor(X23))
+
+
+OUT_DTYPE_ALLOWED = {
+    # The CPU takes the result dtype from out= where the op allows it.
+    "sum_f64": lambda x, d: torch.sum(x, 1, out=_e(torch.float64, d)),
+    "sum_i64": lambda x, d: torch.sum(x, 1, out=_e(torch.int64, d)),
+    "mean_f64": lambda x, d: torch.mean(x, 1, out=_e(torch.float64, d)),
+    "any_u8": lambda x, d: torch.any(x, 1, out=_e(torch.uint8, d)),
+    "all_u8": lambda x, d: torch.all(x, out=_e(torch.uint8, d)),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_DTYPE_ALLOWED))
+def test_out_dtype_taken_from_out_like_cpu(case):
+    x = torch.tensor(X23)
+    fn = OUT_DTYPE_ALLOWED[case]
+    assert_ocl_close(fn(x.to(DEVICE), DEVICE), fn(x, "cpu"))
+
+
+def test_reduction_out_of_wrong_shape_resizes_and_strided_out():
+    x = make_cpu((7, 13), torch.float32)
+    xo = x.to(DEVICE)
+    values = torch.empty(2, 2, device=DEVICE)
+    indices = torch.empty(0, dtype=torch.int64, device=DEVICE)
+    with pytest.warns(UserWarning, match="was resized"):
+        torch.max(xo, 1, keepdim=True, out=(values, indices))
+    ref = torch.max(x, 1, keepdim=True)
+    assert_ocl_close(values, ref.values)
+    assert_ocl_close(indices, ref.indices)
+    # A strided out of the right shape keeps its strides.
+    out = torch.empty(13, 2, dtype=torch.int64, device=DEVICE)[:, 0]
+    torch.argmin(xo, 0, out=out)
+    assert out.stride() == (2,)
+    assert_ocl_close(out, torch.argmin(x, 0))
+
+
+def test_reduction_out_aliasing_input():
+    # out= a view of the input itself: computed as if the input were read first.
+    x = make_cpu((5, 1), torch.float32, integral=True)
+    xo = x.to(DEVICE)
+    torch.sum(xo, 1, keepdim=True, out=xo)
+    assert_ocl_close(xo, x.sum(1, keepdim=True))
+    y = make_cpu((6, 6), torch.float32, integral=True)
+    yo = y.to(DEVICE)
+    torch.amax(yo, 1, out=yo[:, 0])
+    expected = y.clone()
+    expected[:, 0] = y.amax(1)
+    assert_ocl_close(yo, expected)
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_argmin_of_bool_raise_like_cpu(op):
+    b = torch.tensor([True, False, True])
+    _raises_like_cpu(lambda x, d: getattr(torch, op)(x), b)
+    _raises_like_cpu(lambda x, d: getattr(torch, op)(x, 0, out=_e(torch.int64, d)), b)
+
+
+@pytest.mark.parametrize("op", ["any", "all"])
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float32, torch.bool], ids=dtype_id)
+def test_any_all_result_dtype_like_cpu(op, dtype):
+    x = make_cpu((4, 5), dtype, low=0, high=2)
+    xo = x.to(DEVICE)
+    fn = getattr(torch, op)
+    assert_ocl_close(fn(xo), fn(x))
+    assert_ocl_close(fn(xo, 1), fn(x, 1))
+    assert_ocl_close(fn(xo, (0, 1), keepdim=True), fn(x, (0, 1), keepdim=True))
+    empty = torch.empty(0, 3, dtype=dtype)
+    assert_ocl_close(fn(empty.to(DEVICE), 0), fn(empty, 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=dtype_id)
+def test_argmax_and_max_dim_like_cpu(dtype):
+    x = make_cpu((6, 9), dtype, integral=True)
+    xo = x.to(DEVICE)
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            assert_ocl_close(torch.argmax(xo, dim, keepdim), torch.argmax(x, dim, keepdim))
+            assert_ocl_close(torch.argmin(xo, dim, keepdim), torch.argmin(x, dim, keepdim))
+            got, ref = torch.max(xo, dim, keepdim), torch.max(x, dim, keepdim)
+            assert_ocl_close(got.values, ref.values)
+            assert_ocl_close(got.indices, ref.indices)
+    assert_ocl_close(torch.argmax(xo), torch.argmax(x))
+    assert_ocl_close(torch.argmin(xo, keepdim=True), torch.argmin(x, keepdim=True))

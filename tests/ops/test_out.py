@@ -1,0 +1,693 @@
+"""The out= and in-place class test: every `.out` overload and in-place `_` variant with a native
+ocl (PrivateUse1) kernel, against CPU torch on the same inputs.
+
+Overloads are found in the dispatcher (`torch._C._dispatch_get_all_op_names()` with
+`_dispatch_has_kernel_for_dispatch_key(name, "PrivateUse1")`); inputs come from PyTorch's OpInfo
+database (float32 samples, a couple per op; the overload a sample reaches is recorded on the CPU
+with a dispatch mode), or from a small table below for internal overloads that no public function
+reaches with out= (`_softmax.out`, `nll_loss_forward.output`, ...). For each overload:
+
+  test_out_dtype:  an out of another dtype raises exactly when the CPU raises (same exception type
+                   and first line of the message), and gives the CPU's values when it does not;
+  test_out_resize: an out of the right dtype and the wrong shape (empty, or with elements: the
+                   CPU's "was resized" warning) is resized as on the CPU; a strided out of the right
+                   shape keeps its strides;
+  test_out_alias:  out= one of the inputs (where shape and dtype allow) gives the result of the
+                   unaliased call (or the CPU's error where the CPU refuses the overlap);
+  test_inplace:    the in-place variant as on the CPU, with self of another dtype (an error where
+                   the result cannot be cast), and with self passed again as another operand.
+
+Values are compared with a float64 CPU reference where the inputs are floating. Overloads whose
+out= handling lives in files this test does not own are marked xfail with the reason (see XFAIL).
+"""
+
+# The closures in the loops below are called within the iteration that defines them.
+# ruff: noqa: B023
+
+from __future__ import annotations
+
+import itertools
+import re
+import warnings
+
+import pytest
+import torch
+from ocl_testing import DEVICE, make_cpu
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+try:
+    from torch.testing._internal.common_methods_invocations import op_db
+except Exception as e:  # noqa: BLE001 (op_db needs `expecttest`; without it the table alone)
+    op_db = []
+    OP_DB_ERROR = f"{type(e).__name__}: {e}"
+else:
+    OP_DB_ERROR = None
+
+SAMPLES_PER_OP = 2
+SELF_POS = 0  # in-place variants: the first leaf of a case's args (an OpInfo sample's input)
+WRONG_DTYPES = (torch.float64, torch.int64, torch.float16, torch.bool)
+# In-place variants that draw random numbers or change metadata: nothing to compare values with.
+NOT_COMPUTED = {
+    "bernoulli_.Tensor",
+    "bernoulli_.float",
+    "normal_",
+    "random_",
+    "random_.from",
+    "random_.to",
+    "uniform_",
+    "resize_",
+    "set_",
+    "set_.source_Storage",
+    "set_.source_Storage_storage_offset",
+    "set_.source_Tensor",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The overloads with native kernels
+
+
+def _overload(name):
+    """aten::add.out -> torch.ops.aten.add.out"""
+    base, _, ovl = name.removeprefix("aten::").partition(".")
+    return getattr(getattr(torch.ops.aten, base), ovl or "default")
+
+
+def _native_overloads():
+    outs, inplace = [], []
+    for name in sorted(torch._C._dispatch_get_all_op_names()):
+        if not name.startswith("aten::"):
+            continue
+        if not torch._C._dispatch_has_kernel_for_dispatch_key(name, "PrivateUse1"):
+            continue
+        short = name.removeprefix("aten::")
+        schema = _overload(name)._schema
+        if any(a.is_out for a in schema.arguments):
+            outs.append(short)
+        elif short.split(".")[0].endswith("_") and short not in NOT_COMPUTED:
+            first = schema.arguments[0] if schema.arguments else None
+            if first is not None and first.alias_info is not None and first.alias_info.is_write:
+                inplace.append(short)
+    return outs, inplace
+
+
+OUT_OVERLOADS, INPLACE_OVERLOADS = _native_overloads()
+
+
+def _key(func):
+    """torch.ops.aten.add.out -> "add.out"; ...abs_.default -> "abs_"."""
+    name = func._schema.name.removeprefix("aten::")
+    return name + ("." + func._overloadname if func._overloadname != "default" else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases: an overload with CPU inputs and how to call it
+
+
+class Case:
+    """args: a pytree of CPU inputs; functional(*args) -> result(s); with_out(args, out) calls the
+    out= variant (out: a tensor or a tuple); inplace(args) calls the in-place variant on args[0]."""
+
+    def __init__(self, label, args, functional=None, with_out=None, inplace=None):
+        self.label, self.args = label, args
+        self.functional, self.with_out, self.inplace = functional, with_out, inplace
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def _top_level_overload(fn):
+    """The first aten overload that fn() dispatches (on the CPU), or None if fn raises."""
+    rec = _Recorder()
+    try:
+        with rec:
+            fn()
+    except Exception:  # noqa: BLE001
+        return None
+    return _key(rec.calls[0]) if rec.calls else None
+
+
+def _clone(tree):
+    return tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, tree)
+
+
+def _sample_dtype(info):
+    supported = info.supported_dtypes("cpu")
+    for dtype in (torch.float32, torch.int64, torch.bool):
+        if dtype in supported:
+            return dtype
+    return None
+
+
+def _opinfo_cases():
+    out_cases, inplace_cases = {}, {}
+    wanted = {k.split(".")[0].rstrip("_") for k in OUT_OVERLOADS + INPLACE_OVERLOADS}
+    for info in op_db:
+        if info.name not in wanted and info.aten_name not in wanted:
+            continue
+        dtype = _sample_dtype(info)
+        if dtype is None:
+            continue
+        try:
+            samples = list(itertools.islice(info.sample_inputs("cpu", dtype), 6))
+        except Exception:  # noqa: BLE001
+            continue
+        label = info.name + ("." + info.variant_test_name if info.variant_test_name else "")
+        for k, s in enumerate(samples):
+            args = (s.input, s.args, s.kwargs)
+            if info.supports_out:
+
+                def functional(x, a, kw, op=info.op):
+                    return op(x, *a, **kw)
+
+                def with_out(args, out, op=info.op):
+                    x, a, kw = args
+                    return op(x, *a, **kw, out=out)
+
+                try:
+                    result = functional(*_clone(args))
+                    out = _empty_outs(result, [r.dtype for r in _results(result)], empty=False)
+                    copy = _clone(args)
+                    key = _top_level_overload(lambda: with_out(copy, out))
+                except Exception:  # noqa: BLE001
+                    key = None
+                if key in OUT_OVERLOADS and len(out_cases.get(key, [])) < SAMPLES_PER_OP:
+                    c = Case(f"{label}[{k}]", args, functional=functional, with_out=with_out)
+                    out_cases.setdefault(key, []).append(c)
+            if info.inplace_variant is not None and isinstance(s.input, torch.Tensor):
+
+                def inplace(args, op=info.inplace_variant):
+                    x, a, kw = args
+                    return op(x, *a, **kw)
+
+                copy = _clone(args)
+                key = _top_level_overload(lambda: inplace(copy))
+                if key in INPLACE_OVERLOADS and len(inplace_cases.get(key, [])) < SAMPLES_PER_OP:
+                    inplace_cases.setdefault(key, []).append(
+                        Case(f"{label}[{k}]", args, inplace=inplace)
+                    )
+    return out_cases, inplace_cases
+
+
+# Internal overloads that no public function reaches with out= (and scalar/integer overloads the
+# float32 OpInfo samples miss): (overload, CPU args, functional overload or None).
+def _x(seed=0, shape=(4, 5)):
+    return make_cpu(shape, torch.float32, low=-2, high=2, seed=seed)
+
+
+def _i(seed=0, shape=(4, 5)):
+    return make_cpu(shape, torch.int64, low=-20, high=20, seed=seed)
+
+
+def _table():
+    logp = torch.log_softmax(_x(3), 1)
+    target = torch.tensor([0, 4, 2, 1])
+    y = torch.softmax(_x(1), 1)
+    aten = torch.ops.aten
+    nll_tw = aten.nll_loss_forward.default(logp, target, None, 1, -100)[1]
+    out = {
+        "_softmax.out": [((_x(), 1, False), aten._softmax.default)],
+        "_log_softmax.out": [((_x(), 0, False), aten._log_softmax.default)],
+        "_softmax_backward_data.out": [
+            ((_x(2), y, 1, torch.float32), aten._softmax_backward_data.default)
+        ],
+        "_log_softmax_backward_data.out": [
+            ((_x(2), torch.log(y), 1, torch.float32), aten._log_softmax_backward_data.default)
+        ],
+        "nll_loss_forward.output": [
+            ((logp, target, None, 1, -100), aten.nll_loss_forward.default),
+            ((logp, target, None, 0, -100), aten.nll_loss_forward.default),
+        ],
+        "nll_loss_backward.grad_input": [
+            (
+                (torch.tensor(1.5), logp, target, None, 1, -100, nll_tw),
+                aten.nll_loss_backward.default,
+            )
+        ],
+        "sigmoid_backward.grad_input": [((_x(2), y), aten.sigmoid_backward.default)],
+        "tanh_backward.grad_input": [((_x(2), y), aten.tanh_backward.default)],
+        "threshold_backward.grad_input": [((_x(2), _x(3), 0.5), aten.threshold_backward.default)],
+        "sum.IntList_out": [
+            ((_x(), [1], False), aten.sum.dim_IntList),
+            ((_x(), [0, 1], True), aten.sum.dim_IntList),
+        ],
+        "clamp.out": [((_x(), -1.0, 1.0), aten.clamp.default)],
+        "clamp_max.out": [((_x(), 0.5), aten.clamp_max.default)],
+        "clamp_min.out": [((_x(), -0.5), aten.clamp_min.default)],
+    }
+    for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+        out[f"{cmp}.Scalar_out"] = [((_x(), 0.5), getattr(aten, cmp).Scalar)]
+    for bit in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        out[f"{bit}.Tensor_out"] = [((_i(), _i(1)), getattr(aten, bit).Tensor)]
+        out[f"{bit}.Scalar_out"] = [((_i(), 6), getattr(aten, bit).Scalar)]
+    inplace = {
+        "relu_": [(_x(),)],
+        "zero_": [(_x(),)],
+        "fill_.Scalar": [(_x(), 2.5)],
+        "fill_.Tensor": [(_x(), torch.tensor(2.5))],
+        "clamp_": [(_x(), -1.0, 1.0)],
+        "clamp_max_": [(_x(), 0.5)],
+        "clamp_min_": [(_x(), -0.5)],
+        "masked_fill_.Scalar": [(_x(), _x(1) > 0, 7.0)],
+        "masked_fill_.Tensor": [(_x(), _x(1) > 0, torch.tensor(7.0))],
+        "add_.Tensor": [(_x(), _x(1))],
+    }
+    for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+        inplace[f"{cmp}_.Scalar"] = [(_x(), 0.5)]
+        inplace[f"{cmp}_.Tensor"] = [(_x(), _x(1))]
+    for bit in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        inplace[f"{bit}_.Tensor"] = [(_i(), _i(1))]
+        inplace[f"{bit}_.Scalar"] = [(_i(), 6)]
+    return out, inplace
+
+
+def _table_cases():
+    out_table, inplace_table = _table()
+    out_cases, inplace_cases = {}, {}
+    for key, rows in out_table.items():
+        ovl = _overload(key)
+        names = [a.name for a in ovl._schema.arguments if a.is_out]
+        for k, (args, fn) in enumerate(rows):
+
+            def with_out(args, out, ovl=ovl, names=names):
+                outs = out if isinstance(out, tuple) else (out,)
+                return ovl(*args, **dict(zip(names, outs, strict=True)))
+
+            out_cases.setdefault(key, []).append(
+                Case(f"table[{k}]", args, functional=lambda *a, fn=fn: fn(*a), with_out=with_out)
+            )
+    for key, rows in inplace_table.items():
+        ovl = _overload(key)
+        for k, args in enumerate(rows):
+            inplace_cases.setdefault(key, []).append(
+                Case(f"table[{k}]", args, inplace=lambda a, ovl=ovl: ovl(*a))
+            )
+    return out_cases, inplace_cases
+
+
+def _all_cases():
+    out_cases, inplace_cases = _opinfo_cases()
+    table_out, table_inplace = _table_cases()
+    for key, cases in table_out.items():
+        if key in OUT_OVERLOADS and key not in out_cases:
+            out_cases[key] = cases
+    for key, cases in table_inplace.items():
+        if key in INPLACE_OVERLOADS and key not in inplace_cases:
+            inplace_cases[key] = cases
+    return out_cases, inplace_cases
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a case on both devices
+
+
+def _to_device(tree):
+    return tree_map(lambda t: t.to(DEVICE) if isinstance(t, torch.Tensor) else t, tree)
+
+
+def _results(r):
+    if isinstance(r, torch.Tensor):
+        return [r]
+    return [t for t in r if isinstance(t, torch.Tensor)]
+
+
+def _empty_outs(result, dtypes, *, empty=True, device="cpu", shapes=None):
+    """Out tensors for `result` (a tensor or a tuple of them) with the given dtypes."""
+    rs = _results(result)
+    outs = []
+    for k, (r, dtype) in enumerate(zip(rs, dtypes, strict=True)):
+        shape = (0,) if empty else r.shape
+        if shapes is not None:
+            shape = shapes[k]
+        outs.append(torch.empty(shape, dtype=dtype, device=device))
+    return outs[0] if isinstance(result, torch.Tensor) else tuple(outs)
+
+
+def _normalise(msg):
+    msg = str(msg).splitlines()[0] if str(msg) else ""
+    return re.sub(r"ocl(:0)?", "cpu", msg)
+
+
+def _run(fn):
+    """(value, exception, warnings) of fn()."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            return fn(), None, [str(x.message) for x in w]
+        except Exception as e:  # noqa: BLE001
+            return None, e, [str(x.message) for x in w]
+
+
+def _upcast(tree):
+    def up(t):
+        if isinstance(t, torch.Tensor) and t.dtype == torch.float32:
+            return t.double()
+        return t
+
+    return tree_map(up, tree)
+
+
+def _close(got, expected, what, failures, *, strides=False):
+    """got (ocl tensor) == expected (CPU tensor): dtype, shape, values (and strides)."""
+    if not isinstance(got, torch.Tensor) or got.device.type != "ocl":
+        failures.append(f"{what}: result {type(got).__name__} is not an ocl tensor")
+        return
+    if got.dtype != expected.dtype or got.shape != expected.shape:
+        failures.append(
+            f"{what}: {got.dtype}{list(got.shape)} != CPU {expected.dtype}{list(expected.shape)}"
+        )
+        return
+    if strides and got.stride() != expected.stride():
+        failures.append(f"{what}: strides {got.stride()} != CPU {expected.stride()}")
+    g = got.cpu()
+    if expected.dtype.is_floating_point:
+        tol = 2e-3 if expected.dtype in (torch.float16, torch.bfloat16) else 1e-5
+        ok = torch.isclose(g.double(), expected.double(), rtol=tol, atol=tol, equal_nan=True)
+    else:
+        ok = g == expected
+    if not bool(ok.all()):
+        failures.append(
+            f"{what}: values differ: ocl {g.flatten()[:6].tolist()} CPU "
+            f"{expected.flatten()[:6].tolist()}"
+        )
+
+
+def _reference(call, args, fallback):
+    """call(args) on the CPU with float32 tensors computed in float64, rounded to the dtypes of
+    `fallback` (the float32 CPU result); fallback itself if that does not work."""
+    try:
+        precise = call(_upcast(args))
+        flat_p, _ = tree_flatten(precise)
+        flat_f, spec = tree_flatten(fallback)
+        if len(flat_p) != len(flat_f):
+            return fallback
+        out = []
+        for p, f in zip(flat_p, flat_f, strict=True):
+            if isinstance(p, torch.Tensor) and isinstance(f, torch.Tensor):
+                if p.shape != f.shape:
+                    return fallback
+                out.append(p.to(f.dtype))
+            else:
+                out.append(f)
+        return tree_unflatten(out, spec)
+    except Exception:  # noqa: BLE001
+        return fallback
+
+
+def _same_error(cpu_err, ocl_err, what, failures):
+    if cpu_err is None and ocl_err is None:
+        return True
+    if cpu_err is None:
+        failures.append(
+            f"{what}: ocl raised {type(ocl_err).__name__}: {_normalise(ocl_err)}"
+            " where the CPU computes"
+        )
+    elif ocl_err is None:
+        failures.append(
+            f"{what}: the CPU raises {type(cpu_err).__name__}: {_normalise(cpu_err)}, ocl did not"
+        )
+    elif type(ocl_err) is not type(cpu_err):
+        failures.append(
+            f"{what}: ocl raised {type(ocl_err).__name__}: {_normalise(ocl_err)}; "
+            f"the CPU {type(cpu_err).__name__}: {_normalise(cpu_err)}"
+        )
+    elif _normalise(ocl_err) != _normalise(cpu_err):
+        failures.append(f"{what}: message '{_normalise(ocl_err)}' != CPU '{_normalise(cpu_err)}'")
+    return False
+
+
+def _check_out_call(case, make_outs, what, failures, *, strides=False):
+    """with_out on both devices with outs from make_outs(device); compares errors, values,
+    shapes (and strides) of the outs, and the resize warning."""
+    cpu_args = _clone(case.args)
+    cpu_outs = make_outs("cpu")
+    _, cpu_err, cpu_warn = _run(lambda: case.with_out(cpu_args, cpu_outs))
+    ocl_outs = make_outs(DEVICE)
+    _, ocl_err, ocl_warn = _run(lambda: case.with_out(_to_device(case.args), ocl_outs))
+    if not _same_error(cpu_err, ocl_err, what, failures):
+        return
+    resized = [any("was resized" in w for w in ws) for ws in (cpu_warn, ocl_warn)]
+    if resized[0] != resized[1]:
+        failures.append(f"{what}: resize warning on the CPU {resized[0]}, ocl {resized[1]}")
+
+    def redo(args):
+        outs = tree_map(
+            lambda t: torch.empty_like(t) if isinstance(t, torch.Tensor) else t, cpu_outs
+        )
+        outs = tree_map(lambda t: t.double() if t.dtype == torch.float32 else t, outs)
+        case.with_out(args, outs)
+        return outs
+
+    expected = _reference(redo, _clone(case.args), cpu_outs)
+    for k, (g, e) in enumerate(zip(_results(ocl_outs), _results(expected), strict=True)):
+        cpu_o = _results(cpu_outs)[k]
+        _close(g, e, f"{what} out[{k}]", failures)
+        if strides and g.stride() != cpu_o.stride():
+            failures.append(f"{what} out[{k}]: strides {g.stride()} != CPU {cpu_o.stride()}")
+
+
+def _cases_or_skip(table, key):
+    cases = table.get(key)
+    if not cases:
+        extra = f" (OpInfo unavailable: {OP_DB_ERROR})" if OP_DB_ERROR else ""
+        pytest.skip(f"no sample reaches aten::{key}{extra}")
+    return cases
+
+
+def _report(failures):
+    assert not failures, "\n".join(failures[:20])
+
+
+OUT_CASES, INPLACE_CASES = _all_cases()
+
+
+# ---------------------------------------------------------------------------------------------
+# Known failures in files this test does not own (the lead fixes them there).
+
+_CLAMP_OUT = (
+    "out= check in Compare.cpp: {op} with an out of another dtype must raise the CPU's 'Found "
+    "dtype Double but expected Float' (it casts into float64/float16 outs, and words int64/bool "
+    "as 'result type Float can't be cast ...')"
+)
+_BITWISE_INPLACE = (
+    "in-place check in Binary.cpp: {op} on a float64 self must raise NotImplementedError like the "
+    "CPU (TORCH_CHECK_NOT_IMPLEMENTED), not RuntimeError"
+)
+_CLAMP_INPLACE = (
+    "in-place check in Compare.cpp: {op} on an int64 self with float bounds says 'output type "
+    "Long', the CPU 'output type long int' (print the TypeMeta, not the ScalarType)"
+)
+XFAIL = {
+    **{
+        ("dtype", k): _CLAMP_OUT.format(op=k)
+        for k in ("clamp.out", "clamp_max.out", "clamp_min.out")
+    },
+    ("dtype", "where.self_out"): (
+        "out= check in Compare.cpp: where.self_out with an out of another dtype must raise the "
+        "CPU's 'Expected out type to be Float but got Double' (it casts)"
+    ),
+    **{
+        ("inplace", f"bitwise_{b}_.{o}"): _BITWISE_INPLACE.format(op=f"bitwise_{b}_.{o}")
+        for b in ("and", "or", "xor")
+        for o in ("Scalar", "Tensor")
+    },
+    **{("inplace", k): _CLAMP_INPLACE.format(op=k) for k in ("clamp_", "clamp_max_", "clamp_min_")},
+    ("inplace", "lerp_.Scalar"): (
+        "in-place check in Pointwise.cpp: lerp_ with a float64 or int64 self and a float32 end "
+        "must raise the CPU's 'expected dtype double for `end` but got dtype float' (it computes, "
+        "or raises a cast error)"
+    ),
+}
+
+
+def _params(keys, kind):
+    out = []
+    for key in keys:
+        reason = XFAIL.get((kind, key))
+        marks = (pytest.mark.xfail(reason=reason, strict=True),) if reason else ()
+        out.append(pytest.param(key, id=key, marks=marks))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The tests
+
+
+@pytest.mark.parametrize("key", _params(OUT_OVERLOADS, "dtype"))
+def test_out_dtype(key):
+    failures = []
+    for case in _cases_or_skip(OUT_CASES, key):
+        result = case.functional(*_clone(case.args))
+        rs = _results(result)
+        dtypes = [r.dtype for r in rs]
+        for i, r in enumerate(rs):
+            for wrong in WRONG_DTYPES:
+                if wrong == r.dtype:
+                    continue
+                ds = list(dtypes)
+                ds[i] = wrong
+
+                def make(device, ds=ds):
+                    return _empty_outs(result, ds, device=device)
+
+                what = f"{case.label} out[{i}]={str(wrong).removeprefix('torch.')}"
+                _check_out_call(case, make, what, failures)
+    _report(failures)
+
+
+@pytest.mark.parametrize("key", _params(OUT_OVERLOADS, "resize"))
+def test_out_resize(key):
+    failures = []
+    for case in _cases_or_skip(OUT_CASES, key):
+        result = case.functional(*_clone(case.args))
+        rs = _results(result)
+        dtypes = [r.dtype for r in rs]
+        wrong_shapes = {
+            "empty": [(0,) for _ in rs],
+            "wrong shape": [(r.numel() + 3,) for r in rs],
+            "2-D": [(2, 3) for _ in rs],
+        }
+        for name, shapes in wrong_shapes.items():
+
+            def make(device, shapes=shapes):
+                return _empty_outs(result, dtypes, device=device, shapes=shapes)
+
+            _check_out_call(case, make, f"{case.label} {name} out", failures)
+        if all(r.dim() >= 1 and r.numel() > 1 for r in rs):
+            # Right shape, not contiguous: written in place, strides kept.
+            def strided(device):
+                outs = [
+                    torch.empty(tuple(r.shape) + (2,), dtype=r.dtype, device=device)[..., 0]
+                    for r in rs
+                ]
+                return outs[0] if isinstance(result, torch.Tensor) else tuple(outs)
+
+            _check_out_call(case, strided, f"{case.label} strided out", failures, strides=True)
+    _report(failures)
+
+
+@pytest.mark.parametrize("key", _params(OUT_OVERLOADS, "alias"))
+def test_out_alias(key):
+    failures = []
+    tried = 0
+    for case in _cases_or_skip(OUT_CASES, key):
+        result = case.functional(*_clone(case.args))
+        if not isinstance(result, torch.Tensor):
+            continue
+        flat, spec = tree_flatten(case.args)
+        for pos, t in enumerate(flat):
+            if (
+                not isinstance(t, torch.Tensor)
+                or t.shape != result.shape
+                or t.dtype != result.dtype
+            ):
+                continue
+            if t.numel() == 0:
+                continue
+            tried += 1
+
+            def aliased(device, pos=pos):
+                leaves = [x.clone().to(device) if isinstance(x, torch.Tensor) else x for x in flat]
+                args = tree_unflatten(leaves, spec)
+                return case.with_out(args, leaves[pos]), leaves[pos]
+
+            what = f"{case.label} out=input[{pos}]"
+            cpu, cpu_err, _ = _run(lambda aliased=aliased: aliased("cpu"))
+            ocl, ocl_err, _ = _run(lambda aliased=aliased: aliased(DEVICE))
+            if not _same_error(cpu_err, ocl_err, what, failures):
+                continue
+            # The unaliased result (the CPU's own aliased result is not always that).
+            expected = _reference(lambda a: case.functional(*a), _clone(case.args), result)
+            _close(ocl[1], expected, what, failures)
+    if not tried:
+        pytest.skip("no input has the output's shape and dtype")
+    _report(failures)
+
+
+@pytest.mark.parametrize("key", _params(INPLACE_OVERLOADS, "inplace"))
+def test_inplace(key):
+    failures = []
+    for case in _cases_or_skip(INPLACE_CASES, key):
+        flat, spec = tree_flatten(case.args)
+
+        variants = {"plain": flat}
+        x = flat[SELF_POS]
+        for dtype in (torch.float64, torch.int64):
+            if x.dtype != dtype:
+                variants[f"self {str(dtype).removeprefix('torch.')}"] = [x.to(dtype)] + flat[1:]
+        for pos, t in enumerate(flat):
+            if pos != SELF_POS and isinstance(t, torch.Tensor) and t.shape == x.shape:
+                if t.dtype == x.dtype and t.numel() > 0:
+                    variants[f"self as operand {pos}"] = ("alias", pos)
+        for name, leaves in variants.items():
+            alias = None
+            if isinstance(leaves, tuple):
+                alias, leaves = leaves[1], flat
+
+            def call(device, leaves=leaves, alias=alias):
+                ls = [t.clone().to(device) if isinstance(t, torch.Tensor) else t for t in leaves]
+                if alias is not None:
+                    ls[alias] = ls[SELF_POS]
+                args = tree_unflatten(ls, spec)
+                r = case.inplace(args)
+                return r, ls[SELF_POS]
+
+            what = f"{case.label} {name}"
+            cpu, cpu_err, _ = _run(lambda call=call: call("cpu"))
+            ocl, ocl_err, _ = _run(lambda call=call: call(DEVICE))
+            if not _same_error(cpu_err, ocl_err, what, failures):
+                continue
+            if ocl[0] is not None and ocl[0] is not ocl[1]:
+                failures.append(f"{what}: the in-place variant did not return self")
+
+            # The float64 result of the same call with an unaliased copy of self as the operand
+            # (the CPU's own aliased result is not always that: x.addmm_(a, x) at 5 x 5).
+            def ref(_unused, leaves=leaves, alias=alias):
+                ls = [t.clone() if isinstance(t, torch.Tensor) else t for t in leaves]
+                if alias is not None:
+                    ls[alias] = ls[SELF_POS].clone()
+                ls = _upcast(ls)
+                case.inplace(tree_unflatten(ls, spec))
+                return ls[SELF_POS]
+
+            expected = _reference(ref, None, cpu[1])
+            _close(ocl[1], expected, what, failures)
+    _report(failures)
+
+
+def test_every_native_out_overload_has_a_sample():
+    """The class test covers every native out= overload (a new one needs an OpInfo sample or a
+    row in _table)."""
+    if OP_DB_ERROR:
+        pytest.skip(f"OpInfo unavailable: {OP_DB_ERROR}")
+    missing = [k for k in OUT_OVERLOADS if k not in OUT_CASES]
+    assert not missing, f"no samples for {missing}"
+
+
+def test_out_on_another_device_and_expanded_out_raise():
+    x = make_cpu((3, 3), torch.float32)
+    xo = x.to(DEVICE)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have device ocl:0, but got cpu"):
+        torch.mm(xo, xo, out=torch.empty(3, 3))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have device ocl:0, but got cpu"):
+        torch.sum(xo, 0, out=torch.empty(3))
+    # An out whose elements overlap each other: the CPU's error for mm.
+    with pytest.raises(RuntimeError) as cpu_err:
+        torch.mm(x, x, out=torch.empty(1, 1).expand(3, 3))
+    with pytest.raises(RuntimeError) as ocl_err:
+        torch.mm(xo, xo, out=torch.empty(1, 1, device=DEVICE).expand(3, 3))
+    assert str(ocl_err.value).splitlines()[0] == str(cpu_err.value).splitlines()[0]
+    # In-place with a self of the wrong shape: the CPU's "Bad in-place call".
+    with pytest.raises(RuntimeError) as cpu_err:
+        torch.zeros(3, 4).addmm_(x, x)
+    with pytest.raises(RuntimeError) as ocl_err:
+        torch.zeros(3, 4, device=DEVICE).addmm_(xo, xo)
+    assert str(ocl_err.value).splitlines()[0] == str(cpu_err.value).splitlines()[0]
