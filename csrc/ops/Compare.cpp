@@ -1,5 +1,7 @@
 // Comparisons (eq, ne, lt, le, gt, ge with tensor or scalar), isnan, where, and clamp.
+#include <ATen/ExpandUtils.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/native/Resize.h>
 #include <ATen/native/TensorIterator.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
@@ -55,6 +57,30 @@ at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& self, const at::
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               cond.scalar_type());
   const at::ScalarType result = at::result_type(self, other);
+  // Floats of one dtype on the device: select bits (an integer of the same size), as the CPU
+  // selects elements; going through float would quiet half's signalling NaNs.
+  if (at::isFloatingType(result) && self.scalar_type() == result && other.scalar_type() == result &&
+      out.scalar_type() == result && !self.device().is_cpu() && !other.device().is_cpu() &&
+      !self.is_neg() && !other.is_neg()) {
+    at::native::resize_output(
+        out, at::infer_size_dimvector(cond.sizes(),
+                                      at::infer_size_dimvector(self.sizes(), other.sizes())));
+    const at::ScalarType bits = bits_dtype(out.itemsize());
+    const at::Tensor out_bits = out.view(bits), self_bits = self.view(bits),
+                     other_bits = other.view(bits);
+    auto iter = at::TensorIteratorConfig()
+                    .check_all_same_dtype(false)
+                    .resize_outputs(false)
+                    .add_output(out_bits)
+                    .add_const_input(cond)
+                    .add_const_input(self_bits)
+                    .add_const_input(other_bits)
+                    .build();
+    EwParams p;
+    p.compute = bits;
+    launch_elementwise(iter, "where", p);
+    return out;
+  }
   at::TensorBase out_base = out;
   auto iter = at::TensorIteratorConfig()
                   .check_all_same_dtype(false)

@@ -89,6 +89,22 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
     note_enqueued(q);
     return;
   }
+  // Same dtype: move the bits as an integer of the same size, as the CPU copies elements (going
+  // through float would quiet half's signalling NaNs and could change NaN payloads).
+  if (src.scalar_type() == dst.scalar_type() && !src.is_neg() && !src.is_conj() &&
+      at::isFloatingType(src.scalar_type())) {
+    const at::ScalarType bits = bits_dtype(src.itemsize());
+    const at::Tensor dst_bits = dst.view(bits), src_bits = src.view(bits);
+    auto iter = at::TensorIteratorConfig()
+                    .add_output(dst_bits)
+                    .add_const_input(src_bits)
+                    .resize_outputs(false)
+                    .build();
+    EwParams params;
+    params.compute = bits;
+    launch_elementwise(iter, "copy", params);
+    return;
+  }
   auto iter = at::TensorIteratorConfig()
                   .add_output(dst)
                   .add_const_input(src)

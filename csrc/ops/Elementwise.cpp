@@ -62,6 +62,19 @@ const char* bits_tag(size_t itemsize) {
   }
 }
 
+at::ScalarType bits_dtype(size_t itemsize) {
+  switch (itemsize) {
+    case 1:
+      return at::kByte;
+    case 2:
+      return at::kShort;
+    case 4:
+      return at::kInt;
+    default:
+      return at::kLong;
+  }
+}
+
 bool is_floating_tag(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }

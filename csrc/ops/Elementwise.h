@@ -60,6 +60,8 @@ bool is_floating_tag(at::ScalarType t);
 // The integer tag of an element's size (uchar, short, int, long): ops that only move elements
 // (masked_select, index_select) copy them as bits, NaN payloads and -0.0 included.
 const char* bits_tag(size_t itemsize);
+// The integer dtype of an element's size (kByte, kShort, kInt, kLong), for moving bits.
+at::ScalarType bits_dtype(size_t itemsize);
 
 // A scalar operand as a float compute value; beyond float's range it becomes +-inf, as on the
 // CPU.
