@@ -129,16 +129,9 @@ at::Tensor clamp_impl(at::Tensor out, const at::Tensor& a, const std::optional<a
                   .build();
   EwParams p;
   p.compute = result;
-  std::string extra;
-  if (lo) {
-    p.p0 = *lo;
-    extra += "-DHAS_LO ";
-  }
-  if (hi) {
-    p.p1 = *hi;
-    extra += "-DHAS_HI";
-  }
-  p.extra = extra.c_str();
+  if (lo) p.p0 = *lo;
+  if (hi) p.p1 = *hi;
+  p.extra = lo && hi ? "-DHAS_LO -DHAS_HI" : lo ? "-DHAS_LO" : "-DHAS_HI";
   launch_elementwise(iter, "clamp", p);
   return out;
 }
