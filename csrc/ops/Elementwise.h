@@ -21,7 +21,7 @@ namespace torch_ocl {
 struct EwParams {
   c10::Scalar p0 = 0, p1 = 0;
   at::ScalarType compute = at::ScalarType::Undefined;      // default: the iterator's common dtype
-  const char* extra = nullptr;                             // extra build options (e.g. -DHAS_LO)
+  const char* extra = nullptr;                             // extra build options: a string literal
   at::ScalarType param_dtype = at::ScalarType::Undefined;  // default: the compute dtype
   bool checked_operands = false;
   // Integer compute only: the kernel checks its second operand is nonzero and records this
