@@ -39,8 +39,8 @@ void check_operands(const char* op, const at::Tensor& a, const at::Tensor& b) {
 void check_dtypes(const char* op, const at::TensorIteratorBase& iter) {
   const at::ScalarType t = iter.common_dtype();
   if (std::string_view(op).rfind("bitwise_", 0) == 0) {
-    TORCH_CHECK(at::isIntegralType(t, /*includeBool=*/true), "\"", op,
-                "_cpu\" not implemented for '", c10::toString(t), "'");
+    TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, /*includeBool=*/true), "\"", op,
+                                "_cpu\" not implemented for '", c10::toString(t), "'");
   }
 }
 

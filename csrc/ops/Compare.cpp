@@ -57,6 +57,8 @@ at::Tensor& where_out(const at::Tensor& cond, const at::Tensor& self, const at::
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               cond.scalar_type());
   const at::ScalarType result = at::result_type(self, other);
+  TORCH_CHECK(out.scalar_type() == result, "Expected out type to be ", result, " but got ",
+              out.scalar_type());
   // Floats of one dtype on the device: select bits (an integer of the same size), as the CPU
   // selects elements; going through float would quiet half's signalling NaNs.
   if (at::isFloatingType(result) && self.scalar_type() == result && other.scalar_type() == result &&
@@ -118,8 +120,15 @@ at::Tensor clamp_impl(at::Tensor out, const at::Tensor& a, const std::optional<a
   if (!out.defined()) {
     out = at::empty({0}, a.options().dtype(result));
   } else {
-    TORCH_CHECK(at::canCast(result, out.scalar_type()), "result type ", result,
-                " can't be cast to the desired output type ", out.scalar_type());
+    // The CPU's checks in its words: in place, self keeps its dtype if the result casts to it;
+    // out= must have the result's dtype.
+    if (out.is_same(a)) {
+      TORCH_CHECK(at::canCast(result, out.scalar_type()), "result type ", result,
+                  " can't be cast to the desired output type ", out.dtype());
+    } else {
+      TORCH_CHECK(out.scalar_type() == result, "Found dtype ", out.scalar_type(), " but expected ",
+                  result);
+    }
   }
   at::TensorBase out_base = out;
   auto iter = at::TensorIteratorConfig()

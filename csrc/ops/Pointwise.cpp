@@ -48,15 +48,23 @@ TORCH_OCL_TERNARY(addcdiv)
 #undef TORCH_OCL_TERNARY
 
 // lerp's weight is a scalar: the third operand slot is unused (the end tensor is passed twice).
+// Like the CPU, lerp takes no type promotion between self and end.
+void check_lerp(const at::Tensor& a, const at::Tensor& end) {
+  TORCH_CHECK(a.dtype() == end.dtype(), "expected dtype ", a.dtype(), " for `end` but got dtype ",
+              end.dtype());
+}
 at::Tensor lerp(const at::Tensor& a, const at::Tensor& end, const at::Scalar& w) {
+  check_lerp(a, end);
   return run3({}, a, end, end, w, "lerp");
 }
 at::Tensor& lerp_(at::Tensor& a, const at::Tensor& end, const at::Scalar& w) {
+  check_lerp(a, end);
   run3(a, a, end, end, w, "lerp");
   return a;
 }
 at::Tensor& lerp_out(const at::Tensor& a, const at::Tensor& end, const at::Scalar& w,
                      at::Tensor& out) {
+  check_lerp(a, end);
   run3(out, a, end, end, w, "lerp");
   return out;
 }

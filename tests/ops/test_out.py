@@ -485,27 +485,7 @@ _CLAMP_INPLACE = (
     "in-place check in Compare.cpp: {op} on an int64 self with float bounds says 'output type "
     "Long', the CPU 'output type long int' (print the TypeMeta, not the ScalarType)"
 )
-XFAIL = {
-    **{
-        ("dtype", k): _CLAMP_OUT.format(op=k)
-        for k in ("clamp.out", "clamp_max.out", "clamp_min.out")
-    },
-    ("dtype", "where.self_out"): (
-        "out= check in Compare.cpp: where.self_out with an out of another dtype must raise the "
-        "CPU's 'Expected out type to be Float but got Double' (it casts)"
-    ),
-    **{
-        ("inplace", f"bitwise_{b}_.{o}"): _BITWISE_INPLACE.format(op=f"bitwise_{b}_.{o}")
-        for b in ("and", "or", "xor")
-        for o in ("Scalar", "Tensor")
-    },
-    **{("inplace", k): _CLAMP_INPLACE.format(op=k) for k in ("clamp_", "clamp_max_", "clamp_min_")},
-    ("inplace", "lerp_.Scalar"): (
-        "in-place check in Pointwise.cpp: lerp_ with a float64 or int64 self and a float32 end "
-        "must raise the CPU's 'expected dtype double for `end` but got dtype float' (it computes, "
-        "or raises a cast error)"
-    ),
-}
+XFAIL: dict = {}
 
 
 def _params(keys, kind):
