@@ -10,14 +10,24 @@ nothing there depends on this file.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
 import sys
+import types
 
 import pytest
 import torch
 
 import torch_ocl  # noqa: F401  (registers the ocl device; autoload only covers installed packages)
+
+# PyPI's torchvision is built for CUDA torch: beside a CPU torch its fake-op registrations fail
+# ("operator torchvision::nms does not exist") when anything imports it (transformers does).
+# Its pure-Python models work without them (see BUILD-NOTES).
+if importlib.util.find_spec("torchvision") is not None:
+    sys.modules.setdefault(
+        "torchvision._meta_registrations", types.ModuleType("torchvision._meta_registrations")
+    )
 
 TESTS_DIR = pathlib.Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
