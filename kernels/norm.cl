@@ -65,16 +65,25 @@ inline ACC group_sum(ACC v, __local ACC* scratch, uint lid) {
 // group rows span CG channels of one sample.
 inline void row_element(ulong k, long r, int by_channel, long C, long S, long G, long* n, long* c,
                         long* s) {
-  *s = (long)(k % (ulong)S);
+  // remainders as x - q * s, without `%` (see elementwise.cl: Oclgrind and LLVM's freeze)
   const long t = (long)(k / (ulong)S);
+  *s = (long)k - t * S;
   if (by_channel) {
     *n = t;
     *c = r;
   } else {
     const long CG = C / G;
     *n = r / G;
-    *c = (r % G) * CG + t;
+    *c = (r - *n * G) * CG + t;
   }
+}
+
+// (n, c, s) of linear index i in [N, C, S].
+inline void split_ncs(ulong i, long C, long S, long* n, long* c, long* s) {
+  const long q = (long)(i / (ulong)S);
+  *s = (long)i - q * S;
+  *n = q / C;
+  *c = q - *n * C;
 }
 
 inline long stat_row(long n, long c, long C, long G, int per_channel) {
@@ -152,8 +161,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_apply(
     T3(STORE_TYPE(X_T), y)) {
   const ulong i = get_global_id(0);
   if (i >= (ulong)(N * C * S)) return;
-  const long s = (long)(i % (ulong)S), c = (long)((i / (ulong)S) % (ulong)C),
-             n = (long)(i / ((ulong)S * (ulong)C));
+  long n, c, s;
+  split_ncs(i, C, S, &n, &c, &s);
   const long row = stat_row(n, c, C, G, per_channel);
   ACC v = ((ACC)LOAD(X_T, x, AT3(x, n, c, s)) - load_mean(mean, mean_off, row)) *
           load_rstd(rstd, rstd_off, row, eps);
@@ -206,8 +215,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_dx(
     T3(STORE_TYPE(X_T), dx)) {
   const ulong i = get_global_id(0);
   if (i >= (ulong)(N * C * S)) return;
-  const long s = (long)(i % (ulong)S), c = (long)((i / (ulong)S) % (ulong)C),
-             n = (long)(i / ((ulong)S * (ulong)C));
+  long n, c, s;
+  split_ncs(i, C, S, &n, &c, &s);
   const long row = stat_row(n, c, C, G, per_channel);
   const ACC rs = load_rstd(rstd, rstd_off, row, eps);
   const ACC g = LOAD(X_T, dy, AT3(dy, n, c, s));

@@ -44,16 +44,17 @@
 inline long adaptive_start(long o, long I, long O) { return (o * I) / O; }
 inline long adaptive_end(long o, long I, long O) { return ((o + 1) * I + O - 1) / O; }
 
-// Splits a linear index into (n, c, a, b, d) of extents (., C, A, B, D).
-#define SPLIT(i, C, A, B, D, n, c, a, b, d)  \
-  const long d = (long)((i) % (ulong)(D));   \
-  const ulong i_##a = (i) / (ulong)(D);      \
-  const long b = (long)(i_##a % (ulong)(B)); \
-  const ulong i_##b = i_##a / (ulong)(B);    \
-  const long a = (long)(i_##b % (ulong)(A)); \
-  const ulong i_##c = i_##b / (ulong)(A);    \
-  const long c = (long)(i_##c % (ulong)(C)); \
-  const long n = (long)(i_##c / (ulong)(C))
+// Splits a linear index into (n, c, a, b, d) of extents (., C, A, B, D). Remainders as
+// x - q * s, without `%` next to the `/` (see elementwise.cl: Oclgrind and LLVM's freeze).
+#define SPLIT(i, C, A, B, D, n, c, a, b, d)          \
+  const ulong q_##d = (i) / (ulong)(D);              \
+  const long d = (long)((i)-q_##d * (ulong)(D));     \
+  const ulong q_##b = q_##d / (ulong)(B);            \
+  const long b = (long)(q_##d - q_##b * (ulong)(B)); \
+  const ulong q_##a = q_##b / (ulong)(A);            \
+  const long a = (long)(q_##b - q_##a * (ulong)(A)); \
+  const long n = (long)(q_##a / (ulong)(C));         \
+  const long c = (long)(q_##a - (ulong)n * (ulong)(C))
 
 // Max-pool window along one dim for output o: first valid input position *s, end *e (exclusive),
 // step *st.
