@@ -30,9 +30,12 @@
 //             must divide TM and TN; defaults DM = 3, DN = 2 for 8-byte T, 4 otherwise). They do
 //             not change the launch geometry.
 //
+// Batches (bmm / baddbmm): matrix `batch` = get_global_id(2) starts batch * <x>_sb elements after
+// each operand's offset (a_sb, b_sb, c_sb, bias_sb; 0 for a single matrix or a broadcast bias).
+//
 // Launch geometry (the host MUST use exactly this; M > 0 and N > 0):
-//   global = { roundup(ceil(N / TN), LX), roundup(ceil(M / TM), LY) }
-//   local  = { LX, LY }            (enforced with reqd_work_group_size)
+//   global = { roundup(ceil(N / TN), LX), roundup(ceil(M / TM), LY), batches }
+//   local  = { LX, LY, 1 }         (enforced with reqd_work_group_size)
 // where ceil(a / b) = (a + b - 1) / b and roundup(x, l) = ceil(x / l) * l.
 // Work-item (gx, gy) computes the TM x TN block of C at rows gy*TM.., columns gx*TN..;
 // work-items whose block starts at or past M or N return immediately.
@@ -107,14 +110,16 @@ inline void mm_store(__global T* C, long ldc, int m, int n, T v, T alpha, T beta
 __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
     int M, int N, int K, __global const T* A, ulong a_off, long lda, __global const T* B,
     ulong b_off, long ldb, __global T* C, ulong c_off, long ldc, T alpha, T beta,
-    __global const T* bias, ulong bias_off, long bias_sm, long bias_sn) {
+    __global const T* bias, ulong bias_off, long bias_sm, long bias_sn, long a_sb, long b_sb,
+    long c_sb, long bias_sb) {
   const int n0 = (int)get_global_id(0) * TN;
   const int m0 = (int)get_global_id(1) * TM;
   if (n0 >= N || m0 >= M) return;
-  A += a_off;
-  B += b_off;
-  C += c_off;
-  bias += bias_off;
+  const long batch = (long)get_global_id(2);
+  A += a_off + batch * a_sb;
+  B += b_off + batch * b_sb;
+  C += c_off + batch * c_sb;
+  bias += bias_off + batch * bias_sb;
 
 #if defined(B_TRANS) && !defined(A_TRANS)
   // ---- dot-product form: A rows and B^T rows are both contiguous along k ----

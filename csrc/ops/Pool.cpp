@@ -26,6 +26,7 @@
 #include <string>
 
 #include "ops/Elementwise.h"
+#include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -50,13 +51,15 @@ at::Tensor like_meta(const at::Tensor& meta, const at::Tensor& ref) {
   return at::empty_strided(meta.sizes(), meta.strides(), ref.options().dtype(meta.dtype()));
 }
 
-// An out= tensor resized (and, when resized, restrided) like a structured op's result.
-void resize_out(const at::Tensor& out, const at::Tensor& meta, const char* what) {
-  TORCH_CHECK(out.scalar_type() == meta.scalar_type(), what, ": expected out tensor to have dtype ",
-              meta.scalar_type(), ", but got ", out.scalar_type(), " instead");
-  if (at::native::resize_output(out, meta.sizes()) && !meta.is_contiguous()) {
-    out.unsafeGetTensorImpl()->empty_tensor_restride(meta.suggest_memory_format());
-  }
+// The tensor to compute an out= result into, through the one out= path (Structured.h): out
+// checked (dtype, device) and resized like the structured op's meta result `meta`, and a
+// temporary instead when out is strided differently or overlaps an input (finish_out copies it
+// back).
+at::Tensor working_out(const at::Tensor& out, const at::Tensor& meta,
+                       const std::vector<const at::Tensor*>& inputs) {
+  resize_out(out, meta.sizes(), meta.is_contiguous() ? at::IntArrayRef() : meta.strides(),
+             out.options().dtype(meta.dtype()));
+  return working_output(out, inputs);
 }
 
 // Extents of a [N, C, (T), H, W] tensor (batch optional) with `spatial` pooled dims.
@@ -182,9 +185,10 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool2d_out(const at::Tensor& self, at::
                                                     at::IntArrayRef d, bool ceil_mode,
                                                     at::Tensor& out, at::Tensor& idx) {
   auto [mo, mi] = at::max_pool2d_with_indices(meta_like(self), k, s, p, d, ceil_mode);
-  resize_out(out, mo, "max_pool2d_with_indices");
-  resize_out(idx, mi, "max_pool2d_with_indices");
-  launch_max_forward(self, out, idx, geo_of(k, s, p, d, 2, self, out), 2);
+  const at::Tensor w = working_out(out, mo, {&self}), wi = working_out(idx, mi, {&self});
+  launch_max_forward(self, w, wi, geo_of(k, s, p, d, 2, self, w), 2);
+  finish_out(out, w);
+  finish_out(idx, wi);
   return {out, idx};
 }
 
@@ -202,8 +206,9 @@ at::Tensor& max_pool2d_backward_out(const at::Tensor& go, const at::Tensor& self
                                     bool ceil_mode, const at::Tensor& idx, at::Tensor& gi) {
   const at::Tensor m = at::max_pool2d_with_indices_backward(meta_like(go), meta_like(self), k, s, p,
                                                             d, ceil_mode, meta_like(idx));
-  resize_out(gi, m, "max_pool2d_with_indices_backward");
-  launch_max_backward(go, idx, gi, geo_of(k, s, p, d, 2, self, go), 2);
+  const at::Tensor w = working_out(gi, m, {&go, &self, &idx});
+  launch_max_backward(go, idx, w, geo_of(k, s, p, d, 2, self, go), 2);
+  finish_out(gi, w);
   return gi;
 }
 
@@ -289,9 +294,11 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool3d_out(const at::Tensor& self, at::
                                                     at::Tensor& out, at::Tensor& idx) {
   const Pool3dArgs a = pool3d_args(k, s, p, d);
   const auto sizes = max_pool3d_out_sizes(self, a, ceil_mode, "max_pool3d_with_indices()");
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "max_pool3d: expected out dtype ",
-              self.scalar_type());
-  TORCH_CHECK(idx.scalar_type() == at::kLong, "max_pool3d: expected int64 indices");
+  // The CPU's checks and words for the outputs of this unstructured op.
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+              " but found ", out.scalar_type());
+  TORCH_CHECK(idx.scalar_type() == at::kLong, "expected scalar type Long but found ",
+              idx.scalar_type());
   out.resize_(sizes, format3d(self));
   idx.resize_(sizes, format3d(self));
   launch_max_forward(self, out, idx, geo3d(a, self, out, false), 3);
@@ -316,6 +323,8 @@ at::Tensor& max_pool3d_backward_out(const at::Tensor& go, const at::Tensor& self
               "grad_output of size ", at::IntArrayRef(sizes), ", got ", go.sizes());
   TORCH_CHECK(idx.sizes() == go.sizes(), "max_pool3d_with_indices_backward: expected indices of ",
               "size ", go.sizes(), ", got ", idx.sizes());
+  TORCH_CHECK(gi.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+              " but found ", gi.scalar_type());
   gi.resize_(self.sizes(), format3d(self));
   launch_max_backward(go, idx, gi, geo3d(a, self, go, false), 3);
   return gi;
@@ -357,8 +366,9 @@ at::Tensor& avg_pool_out(const at::Tensor& self, at::IntArrayRef k, at::IntArray
                          at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div,
                          at::Tensor& out) {
   const at::Tensor m = avg_meta<kSpatial>(self, k, s, p, ceil_mode, cip, div);
-  resize_out(out, m, kSpatial == 2 ? "avg_pool2d" : "avg_pool3d");
-  launch_avg_forward(self, out, geo_of(k, s, p, {}, kSpatial, self, out), kSpatial, cip, div);
+  const at::Tensor w = working_out(out, m, {&self});
+  launch_avg_forward(self, w, geo_of(k, s, p, {}, kSpatial, self, w), kSpatial, cip, div);
+  finish_out(out, w);
   return out;
 }
 
@@ -375,8 +385,9 @@ at::Tensor& avg_pool_backward_out(const at::Tensor& go, const at::Tensor& self, 
                                   at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip,
                                   std::optional<int64_t> div, at::Tensor& gi) {
   const at::Tensor m = avg_backward_meta<kSpatial>(go, self, k, s, p, ceil_mode, cip, div);
-  resize_out(gi, m, kSpatial == 2 ? "avg_pool2d_backward" : "avg_pool3d_backward");
-  launch_avg_backward(go, gi, geo_of(k, s, p, {}, kSpatial, self, go), kSpatial, cip, div);
+  const at::Tensor w = working_out(gi, m, {&go, &self});
+  launch_avg_backward(go, w, geo_of(k, s, p, {}, kSpatial, self, go), kSpatial, cip, div);
+  finish_out(gi, w);
   return gi;
 }
 
@@ -449,9 +460,10 @@ std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& s
                                                              at::IntArrayRef output_size,
                                                              at::Tensor& out, at::Tensor& idx) {
   auto [mo, mi] = at::adaptive_max_pool2d(meta_like(self), output_size);
-  resize_out(out, mo, "adaptive_max_pool2d");
-  resize_out(idx, mi, "adaptive_max_pool2d");
-  launch_max_forward(self, out, idx, adaptive_geo(self, out), 2);
+  const at::Tensor w = working_out(out, mo, {&self}), wi = working_out(idx, mi, {&self});
+  launch_max_forward(self, w, wi, adaptive_geo(self, w), 2);
+  finish_out(out, w);
+  finish_out(idx, wi);
   return {out, idx};
 }
 
@@ -467,8 +479,9 @@ at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& go, const at::Ten
                                              const at::Tensor& idx, at::Tensor& gi) {
   const at::Tensor m =
       at::adaptive_max_pool2d_backward(meta_like(go), meta_like(self), meta_like(idx));
-  resize_out(gi, m, "adaptive_max_pool2d_backward");
-  launch_max_backward(go, idx, gi, adaptive_geo(self, go), 2);
+  const at::Tensor w = working_out(gi, m, {&go, &self, &idx});
+  launch_max_backward(go, idx, w, adaptive_geo(self, go), 2);
+  finish_out(gi, w);
   return gi;
 }
 

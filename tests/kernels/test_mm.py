@@ -133,6 +133,7 @@ def run_mm(
         np.uint64(bias_off),
         np.int64(bias_sm),
         np.int64(bias_sn),
+        *(np.int64(0),) * 4,  # batch strides: a single matrix
     )
     cl.enqueue_copy(queue, c_flat, c_buf)
     queue.finish()
@@ -455,3 +456,54 @@ def test_mm_integer_no_bias_and_k_zero(ctx, queue, build, rng, dtype):
     np.testing.assert_array_equal(out, int_reference(a, b, 1, 0, None, dtype))
     z = run_mm(ctx, queue, build, a[:, :0], b[:0, :], alpha=1)
     np.testing.assert_array_equal(z, np.zeros((9, 18), dtype=dtype))
+
+
+@pytest.mark.parametrize("a_trans,b_trans", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("bias_kind", ["none", "per-batch", "broadcast"])
+def test_mm_batched(ctx, queue, build, rng, a_trans, b_trans, bias_kind):
+    """Batches through get_global_id(2): each matrix at its operand's batch stride (padded, so a
+    wrong stride reads the neighbour's data); a broadcast bias has batch stride 0."""
+    nb, M, K, N = 3, 7, 5, 19
+    a = rng.standard_normal((nb, M, K)).astype(np.float32)
+    b = rng.standard_normal((nb, K, N)).astype(np.float32)
+    bias = rng.standard_normal((nb if bias_kind == "per-batch" else 1, M, N)).astype(np.float32)
+    alpha, beta = np.float32(0.75), np.float32(-1.5)
+    a_st = np.swapaxes(a, 1, 2) if a_trans else a
+    b_st = np.swapaxes(b, 1, 2) if b_trans else b
+    a_sb, b_sb, c_sb = a_st[0].size + 5, b_st[0].size + 3, M * N + 2
+    a_flat = np.full(nb * a_sb, np.nan, np.float32)
+    b_flat = np.full(nb * b_sb, np.nan, np.float32)
+    for i in range(nb):
+        a_flat[i * a_sb : i * a_sb + a_st[i].size] = np.ascontiguousarray(a_st[i]).ravel()
+        b_flat[i * b_sb : i * b_sb + b_st[i].size] = np.ascontiguousarray(b_st[i]).ravel()
+    c_flat = np.full(nb * c_sb, -7.0, np.float32)
+    opts = ["-DT=float"] + (["-DA_TRANS"] if a_trans else []) + (["-DB_TRANS"] if b_trans else [])
+    if bias_kind != "none":
+        opts.append("-DHAS_BIAS")
+    prg = build("mm", opts)
+    mf = cl.mem_flags
+
+    def buf(x):
+        return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+
+    a_buf, b_buf, c_buf, bias_buf = buf(a_flat), buf(b_flat), buf(c_flat), buf(bias.ravel())
+    lda = M if a_trans else K
+    ldb = K if b_trans else N
+    bias_sb = M * N if bias_kind == "per-batch" else 0
+    gsize = (_roundup(_ceil(N, 16), LX), _roundup(_ceil(M, TM), LY), nb)
+    cl.Kernel(prg, "mm")(
+        queue, gsize, (LX, LY, 1), np.int32(M), np.int32(N), np.int32(K),
+        a_buf, np.uint64(0), np.int64(lda), b_buf, np.uint64(0), np.int64(ldb),
+        c_buf, np.uint64(0), np.int64(N), alpha, beta if bias_kind != "none" else np.float32(0),
+        bias_buf, np.uint64(0), np.int64(N), np.int64(1),
+        np.int64(a_sb), np.int64(b_sb), np.int64(c_sb), np.int64(bias_sb),
+    )  # fmt: skip
+    cl.enqueue_copy(queue, c_flat, c_buf)
+    queue.finish()
+    want = alpha * np.einsum("bmk,bkn->bmn", a.astype(np.float64), b.astype(np.float64))
+    if bias_kind != "none":
+        want = want + beta * np.broadcast_to(bias.astype(np.float64), want.shape)
+    for i in range(nb):
+        got = c_flat[i * c_sb : i * c_sb + M * N].reshape(M, N)
+        np.testing.assert_allclose(got, want[i], rtol=1e-5, atol=1e-5)
+        assert np.all(c_flat[i * c_sb + M * N : (i + 1) * c_sb] == -7.0), "wrote between matrices"

@@ -383,3 +383,114 @@ def test_mm_bool_raises_like_cpu():
         torch.mm(m, m)
     with pytest.raises(RuntimeError):
         torch.mm(m.to(DEVICE), m.to(DEVICE))
+
+
+# --- bmm / baddbmm / batched matmul: every batch in one launch --------------------------------
+
+BMM_SHAPES = [(1, 1, 1, 1), (3, 7, 5, 19), (4, 33, 17, 65), (2, 1, 300, 1), (5, 4, 0, 3),
+              (0, 3, 4, 5), (3, 0, 4, 5)]  # fmt: skip
+
+
+def _bmm_layout(x, kind):
+    """x (B x R x C) on the device in the given layout, with the same values."""
+    if kind == "contiguous":
+        return x.to(DEVICE)
+    if kind == "transposed":  # each matrix stored column-major
+        return x.transpose(1, 2).contiguous().to(DEVICE).transpose(1, 2)
+    if kind == "batch-last":  # the batch is the innermost dimension
+        return x.permute(1, 2, 0).contiguous().to(DEVICE).permute(2, 0, 1)
+    if kind == "padded":  # a gap between matrices and rows
+        big = torch.zeros(x.shape[0], x.shape[1] + 1, x.shape[2] + 3, dtype=x.dtype)
+        big[:, : x.shape[1], : x.shape[2]] = x
+        return big.to(DEVICE)[:, : x.shape[1], : x.shape[2]]
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("shape", BMM_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("kinds", [("contiguous", "contiguous"), ("transposed", "padded"),
+                                   ("padded", "transposed"), ("batch-last", "contiguous")],
+                         ids=lambda k: "-".join(k))  # fmt: skip
+def test_bmm_matches_float64(shape, kinds):
+    nb, m, k, n = shape
+    a = make_cpu((nb, m, k), torch.float32, seed=1)
+    b = make_cpu((nb, k, n), torch.float32, seed=2)
+    got = torch.bmm(_bmm_layout(a, kinds[0]), _bmm_layout(b, kinds[1]))
+    a64, b64 = a.double(), b.double()
+    assert_mm_close(got, torch.float32, a64 @ b64, a64.abs() @ b64.abs(), k)
+
+
+@pytest.mark.parametrize("bias_shape", [(3, 7, 19), (7, 19), (1, 1, 19), (3, 7, 1)])
+@pytest.mark.parametrize("beta,alpha", [(1.0, 1.0), (0.5, -2.0), (0.0, 1.5)])
+def test_baddbmm(bias_shape, beta, alpha):
+    a, b = make_cpu((3, 7, 5), torch.float32, seed=3), make_cpu((3, 5, 19), torch.float32, seed=4)
+    c = make_cpu(bias_shape, torch.float32, seed=5)
+    if beta == 0:
+        c[..., 0] = NAN  # ignored when beta == 0, as on the CPU
+    got = torch.baddbmm(c.to(DEVICE), a.to(DEVICE), b.to(DEVICE), beta=beta, alpha=alpha)
+    a64, b64, c64 = a.double(), b.double(), c.double()
+    prod = alpha * (a64 @ b64)
+    ref = prod if beta == 0 else beta * c64 + prod
+    bound = abs(alpha) * (a64.abs() @ b64.abs()) + (0 if beta == 0 else abs(beta) * c64.abs())
+    assert_mm_close(got, torch.float32, ref, bound.expand(ref.shape), 5)
+
+
+def test_baddbmm_inplace_out_and_aliasing():
+    a, b = make_cpu((2, 6, 6), torch.float32, seed=6), make_cpu((2, 6, 6), torch.float32, seed=7)
+    c = make_cpu((2, 6, 6), torch.float32, seed=8)
+    co = c.to(DEVICE)
+    co.baddbmm_(a.to(DEVICE), b.to(DEVICE), beta=0.5)
+    assert_ocl_close(co, (0.5 * c.double() + a.double() @ b.double()).float())
+    ao = a.to(DEVICE)
+    torch.bmm(ao, b.to(DEVICE), out=ao)  # out is an operand: computed into a temporary
+    assert_ocl_close(ao, (a.double() @ b.double()).float())
+    out = torch.empty(0, device=DEVICE)
+    torch.baddbmm(c.to(DEVICE), a.to(DEVICE), b.to(DEVICE), out=out)
+    assert_ocl_close(out, (c.double() + a.double() @ b.double()).float())
+    with pytest.raises(RuntimeError) as cpu_err:
+        torch.bmm(a, b, out=torch.empty(2, 6, 6, dtype=torch.float64))
+    with pytest.raises(RuntimeError) as ocl_err:
+        torch.bmm(a.to(DEVICE), b.to(DEVICE), out=torch.empty(2, 6, 6, dtype=torch.float64,
+                                                              device=DEVICE))  # fmt: skip
+    assert str(ocl_err.value) == str(cpu_err.value)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64, torch.int64,
+                                   torch.int8], ids=dtype_id)  # fmt: skip
+def test_bmm_dtypes(dtype):
+    skip_unsupported(dtype)
+    a = make_cpu((3, 5, 4), dtype, seed=9)
+    b = make_cpu((3, 4, 6), dtype, seed=10)
+    got = torch.bmm(a.to(DEVICE), b.to(DEVICE))
+    if dtype.is_floating_point:
+        a64, b64 = a.double(), b.double()
+        assert_mm_close(got, dtype, a64 @ b64, a64.abs() @ b64.abs(), 4)
+    else:
+        assert_ocl_close(got, torch.bmm(a, b), exact=True)
+
+
+def test_bmm_errors_like_cpu():
+    for a, b in [((2, 3, 4), (2, 5, 6)), ((2, 3, 4), (3, 4, 6)), ((3, 4), (3, 4, 5))]:
+        x, y = make_cpu(a, torch.float32), make_cpu(b, torch.float32)
+        with pytest.raises(RuntimeError) as cpu_err:
+            torch.bmm(x, y)
+        with pytest.raises(RuntimeError) as ocl_err:
+            torch.bmm(x.to(DEVICE), y.to(DEVICE))
+        assert str(ocl_err.value) == str(cpu_err.value)
+
+
+def test_batched_matmul_and_attention_scores_backward():
+    """matmul of 4-d tensors (attention: q @ k^T, p @ v) reaches bmm, forward and backward."""
+    q = make_cpu((2, 3, 5, 8), torch.float32, seed=11).requires_grad_()
+    k = make_cpu((2, 3, 5, 8), torch.float32, seed=12).requires_grad_()
+    v = make_cpu((2, 3, 5, 8), torch.float32, seed=13).requires_grad_()
+    qo, ko, vo = (t.detach().to(DEVICE).requires_grad_() for t in (q, k, v))
+    out = torch.softmax(qo @ ko.transpose(-1, -2), -1) @ vo
+    ref = torch.softmax(q.double() @ k.double().transpose(-1, -2), -1) @ v.double()
+    assert_ocl_close(out, ref.float())
+    (out * out).sum().backward()
+    (ref * ref).sum().backward()
+    # The gradients go through softmax's exp: CPU float32 itself is ~6e-5 off float64 here
+    # (largest gradient ~36); the tolerance scales with the gradient's size.
+    for dev, cpu in ((qo, q), (ko, k), (vo, v)):
+        scale = cpu.grad.abs().max().item()
+        assert_ocl_close(dev.grad, cpu.grad.float(), rtol=1e-4, atol=1e-5 * scale)

@@ -243,6 +243,42 @@ def _table():
         "clamp_max.out": [((_x(), 0.5), aten.clamp_max.default)],
         "clamp_min.out": [((_x(), -0.5), aten.clamp_min.default)],
     }
+    # Pooling (csrc/ops/Pool.cpp): the structured overloads the nn functions reach internally.
+    img, img3 = _x(4, (2, 3, 7, 6)), _x(5, (2, 2, 5, 6, 4))
+    mp = aten.max_pool2d_with_indices.default(img, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    mp3 = aten.max_pool3d_with_indices.default(img3, [2, 2, 2], [2, 1, 2], [1, 0, 1], [1], False)
+    amp = aten.adaptive_max_pool2d.default(img, [3, 4])
+    ap = aten.avg_pool2d.default(img, [3, 3], [2, 2], [1, 1], False, True, None)
+    ap3 = aten.avg_pool3d.default(img3, [2, 2, 2], [2, 2, 2], [1, 1, 1], False, True, None)
+    out.update({
+        "max_pool2d_with_indices.out": [
+            ((img, [3, 3], [2, 2], [1, 1], [1, 1], False), aten.max_pool2d_with_indices.default)
+        ],
+        "max_pool2d_with_indices_backward.grad_input": [
+            ((_x(6, mp[0].shape), img, [3, 3], [2, 2], [1, 1], [1, 1], False, mp[1]),
+             aten.max_pool2d_with_indices_backward.default)
+        ],
+        "max_pool3d_with_indices.out": [
+            ((img3, [2, 2, 2], [2, 1, 2], [1, 0, 1], [1], False),
+             aten.max_pool3d_with_indices.default)
+        ],
+        "max_pool3d_with_indices_backward.grad_input": [
+            ((_x(7, mp3[0].shape), img3, [2, 2, 2], [2, 1, 2], [1, 0, 1], [1], False, mp3[1]),
+             aten.max_pool3d_with_indices_backward.default)
+        ],
+        "adaptive_max_pool2d.out": [((img, [3, 4]), aten.adaptive_max_pool2d.default)],
+        "adaptive_max_pool2d_backward.grad_input": [
+            ((_x(8, amp[0].shape), img, amp[1]), aten.adaptive_max_pool2d_backward.default)
+        ],
+        "avg_pool2d_backward.grad_input": [
+            ((_x(9, ap.shape), img, [3, 3], [2, 2], [1, 1], False, True, None),
+             aten.avg_pool2d_backward.default)
+        ],
+        "avg_pool3d_backward.grad_input": [
+            ((_x(10, ap3.shape), img3, [2, 2, 2], [2, 2, 2], [1, 1, 1], False, True, None),
+             aten.avg_pool3d_backward.default)
+        ],
+    })  # fmt: skip
     for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
         out[f"{cmp}.Scalar_out"] = [((_x(), 0.5), getattr(aten, cmp).Scalar)]
     for bit in ("bitwise_and", "bitwise_or", "bitwise_xor"):
