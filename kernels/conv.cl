@@ -22,6 +22,14 @@
 #define T float
 #endif
 
+// q = a / b and r = a - q * b (not `%`: next to a `/`, LLVM pairs them and inserts a `freeze`,
+// which Oclgrind's uninitialised-value checker cannot execute; see elementwise.cl).
+inline int div_rem(int a, int b, int* r) {
+  const int q = a / b;
+  *r = a - q * b;
+  return q;
+}
+
 // im2col: cols[r, j] for r = ((c * KD + kd) * KH + kh) * KW + kw and j = n * L + opos, where
 // L = OD * OH * OW, opos = (od * OH + oh) * OW + ow and n < nb (images n0.. of the batch: x
 // points at image n0). cols has row stride ld (>= nb * L). The value is
@@ -34,16 +42,16 @@ __kernel void im2col(int count, int nb, int4 isz, int4 osz, int4 ks, int4 st, in
   const int g = get_global_id(0);
   if (g >= count) return;
   int rest = g;
-  const int oh = rest % osz.y;
-  rest /= osz.y;
-  const int od = rest % osz.x;
-  rest /= osz.x;
-  const int n = rest % nb;
-  rest /= nb;
-  const int kh = rest % ks.y;
-  rest /= ks.y;
-  const int kd = rest % ks.x;
-  const int c = rest / ks.x;
+  int oh;
+  rest = div_rem(rest, osz.y, &oh);
+  int od;
+  rest = div_rem(rest, osz.x, &od);
+  int n;
+  rest = div_rem(rest, nb, &n);
+  int kh;
+  rest = div_rem(rest, ks.y, &kh);
+  int kd;
+  const int c = div_rem(rest, ks.x, &kd);
   const int id = od * st.x - pd.x + kd * dl.x;
   const int ih = oh * st.y - pd.y + kh * dl.y;
   const bool row_ok = id >= 0 && id < isz.x && ih >= 0 && ih < isz.y;
@@ -76,12 +84,12 @@ __kernel void col2im(int count, int nb, int C, int4 isz, int4 osz, int4 ks, int4
   const int g = get_global_id(0);
   if (g >= count) return;
   int rest = g;
-  const int ih = rest % isz.y;
-  rest /= isz.y;
-  const int id = rest % isz.x;
-  rest /= isz.x;
-  const int c = rest % C;
-  const int n = rest / C;
+  int ih;
+  rest = div_rem(rest, isz.y, &ih);
+  int id;
+  rest = div_rem(rest, isz.x, &id);
+  int c;
+  const int n = div_rem(rest, C, &c);
   const long L = (long)osz.x * osz.y * osz.z;
   const T b0 = has_bias ? bias[bias_off + c] : (T)0;
   __global const T* cbase = cols + cols_off + (long)n * L;
@@ -90,20 +98,26 @@ __kernel void col2im(int count, int nb, int C, int4 isz, int4 osz, int4 ks, int4
     T acc = b0;
     for (int kd = 0; kd < ks.x; ++kd) {
       const int tnum = id + pd.x - kd * dl.x;
-      if (tnum < 0 || tnum % st.x != 0) continue;
-      const int od = tnum / st.x;
+      if (tnum < 0) continue;
+      int tnum_rem;
+      const int od = div_rem(tnum, st.x, &tnum_rem);
+      if (tnum_rem != 0) continue;
       if (od >= osz.x) continue;
       for (int kh = 0; kh < ks.y; ++kh) {
         const int hnum = ih + pd.y - kh * dl.y;
-        if (hnum < 0 || hnum % st.y != 0) continue;
-        const int oh = hnum / st.y;
+        if (hnum < 0) continue;
+        int hnum_rem;
+        const int oh = div_rem(hnum, st.y, &hnum_rem);
+        if (hnum_rem != 0) continue;
         if (oh >= osz.y) continue;
         const long rbase = (long)(c * ks.x + kd) * ks.y + kh;
         const long obase = ((long)od * osz.y + oh) * osz.z;
         for (int kw = 0; kw < ks.z; ++kw) {
           const int wnum = iw + pd.z - kw * dl.z;
-          if (wnum < 0 || wnum % st.z != 0) continue;
-          const int ow = wnum / st.z;
+          if (wnum < 0) continue;
+          int wnum_rem;
+          const int ow = div_rem(wnum, st.z, &wnum_rem);
+          if (wnum_rem != 0) continue;
           if (ow >= osz.z) continue;
           acc += cbase[(rbase * ks.z + kw) * ld + obase + ow];
         }
@@ -124,12 +138,12 @@ __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 k
   const int g = get_global_id(0);
   if (g >= count) return;
   int rest = g;
-  const int oh = rest % osz.y;
-  rest /= osz.y;
-  const int od = rest % osz.x;
-  rest /= osz.x;
-  const int co = rest % CO;
-  const int n = rest / CO;
+  int oh;
+  rest = div_rem(rest, osz.y, &oh);
+  int od;
+  rest = div_rem(rest, osz.x, &od);
+  int co;
+  const int n = div_rem(rest, CO, &co);
   const int c = co / mult;
   const int kvol = ks.x * ks.y * ks.z;
   __global const T* wk = w + w_off + (long)co * kvol;
@@ -168,30 +182,36 @@ __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, 
   const int g = get_global_id(0);
   if (g >= count) return;
   int rest = g;
-  const int ih = rest % isz.y;
-  rest /= isz.y;
-  const int id = rest % isz.x;
-  rest /= isz.x;
-  const int c = rest % C;
-  const int n = rest / C;
+  int ih;
+  rest = div_rem(rest, isz.y, &ih);
+  int id;
+  rest = div_rem(rest, isz.x, &id);
+  int c;
+  const int n = div_rem(rest, C, &c);
   const int kvol = ks.x * ks.y * ks.z;
   __global T* dst = gx + gx_off + n * xsn + c * xsc + (long)id * xss.x + (long)ih * xss.y;
   for (int iw = 0; iw < isz.z; ++iw) {
     T acc = (T)0;
     for (int kd = 0; kd < ks.x; ++kd) {
       const int tnum = id + pd.x - kd * dl.x;
-      if (tnum < 0 || tnum % st.x != 0) continue;
-      const int od = tnum / st.x;
+      if (tnum < 0) continue;
+      int tnum_rem;
+      const int od = div_rem(tnum, st.x, &tnum_rem);
+      if (tnum_rem != 0) continue;
       if (od >= osz.x) continue;
       for (int kh = 0; kh < ks.y; ++kh) {
         const int hnum = ih + pd.y - kh * dl.y;
-        if (hnum < 0 || hnum % st.y != 0) continue;
-        const int oh = hnum / st.y;
+        if (hnum < 0) continue;
+        int hnum_rem;
+        const int oh = div_rem(hnum, st.y, &hnum_rem);
+        if (hnum_rem != 0) continue;
         if (oh >= osz.y) continue;
         for (int kw = 0; kw < ks.z; ++kw) {
           const int wnum = iw + pd.z - kw * dl.z;
-          if (wnum < 0 || wnum % st.z != 0) continue;
-          const int ow = wnum / st.z;
+          if (wnum < 0) continue;
+          int wnum_rem;
+          const int ow = div_rem(wnum, st.z, &wnum_rem);
+          if (wnum_rem != 0) continue;
           if (ow >= osz.z) continue;
           const long opos = (long)od * ss.x + (long)oh * ss.y + (long)ow * ss.z;
           const int k = (kd * ks.y + kh) * ks.z + kw;
@@ -222,16 +242,14 @@ __kernel __attribute__((reqd_work_group_size(DW_LWS, 1, 1))) void dw_backward_we
   const int kvol = ks.x * ks.y * ks.z;
   const int co = e / kvol;
   const int k = e - co * kvol;
-  const int kw = k % ks.z;
-  const int kh = (k / ks.z) % ks.y;
-  const int kd = k / (ks.z * ks.y);
+  int kw, kh;
+  const int kd = div_rem(div_rem(k, ks.z, &kw), ks.y, &kh);
   const int c = co / mult;
   const int rows = N * osz.x * osz.y;
   T acc = (T)0;
   for (int r = lid; r < rows; r += DW_LWS) {
-    const int oh = r % osz.y;
-    const int od = (r / osz.y) % osz.x;
-    const int n = r / (osz.y * osz.x);
+    int oh, od;
+    const int n = div_rem(div_rem(r, osz.y, &oh), osz.x, &od);
     const int id = od * st.x - pd.x + kd * dl.x;
     const int ih = oh * st.y - pd.y + kh * dl.y;
     if (id < 0 || id >= isz.x || ih < 0 || ih >= isz.y) continue;
