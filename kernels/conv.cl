@@ -61,13 +61,24 @@ __kernel void im2col(int count, int nb, int4 isz, int4 osz, int4 ks, int4 st, in
   __global const T* src = x + x_off + n * sn + c * sc + (long)id * ss.x + (long)ih * ss.y;
   for (int kw = 0; kw < ks.z; ++kw) {
     __global T* dst = cols + cols_off + (r0 + kw) * ld + col0;
-    const int iw0 = kw * dl.z - pd.z;
-    for (int ow = 0; ow < osz.z; ++ow) {
-      const int iw = iw0 + ow * st.z;
-      T v = (T)0;
-      if (row_ok && iw >= 0 && iw < isz.z) v = src[(long)iw * ss.z];
-      dst[ow] = v;
+    const int iw0 = kw * dl.z - pd.z;  // iw = iw0 + ow * SW
+    // Outputs [lo, hi) read inside the input; the ones before and after read padding.
+    int lo = 0, hi = 0;
+    if (row_ok) {
+      lo = iw0 >= 0 ? 0 : (-iw0 + st.z - 1) / st.z;
+      hi = iw0 >= isz.z ? 0 : (isz.z - 1 - iw0) / st.z + 1;
+      lo = min(lo, osz.z);
+      hi = clamp(hi, lo, osz.z);
     }
+    for (int ow = 0; ow < lo; ++ow) dst[ow] = (T)0;
+    if (st.z == 1 && ss.z == 1) {
+      __global const T* s1 = src + (iw0 + lo);  // unit strides: a plain copy
+      __global T* d1 = dst + lo;
+      for (int j = 0; j < hi - lo; ++j) d1[j] = s1[j];
+    } else {
+      for (int ow = lo; ow < hi; ++ow) dst[ow] = src[(long)(iw0 + ow * st.z) * ss.z];
+    }
+    for (int ow = hi; ow < osz.z; ++ow) dst[ow] = (T)0;
   }
 }
 

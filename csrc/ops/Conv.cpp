@@ -115,8 +115,11 @@ std::string opts_for(at::ScalarType ct, int device) {
   return std::string("-DT=") + type_tag(ct, device);
 }
 
-// Images per im2col chunk.
-int64_t chunk_images(const Geom& g, size_t item) {
+// Images per im2col chunk: one image at a time when its maps are large and `t` (the output, or
+// the output gradient) is contiguous, so that the GEMMs read and write each image in place
+// (no [CO, N * L] <-> [N, CO, L] copies); otherwise as many as the memory bound allows.
+int64_t chunk_images(const Geom& g, size_t item, const at::Tensor& t) {
+  if (g.L() >= 256 && t.is_contiguous()) return 1;
   const int64_t per_image = std::max<int64_t>(g.C * g.kvol() * g.L(), 1) * item;
   return std::clamp<int64_t>(kColsBytes / per_image, 1, std::max<int64_t>(g.N, 1));
 }
@@ -247,7 +250,7 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
     return;
   }
   const int64_t rows = g.C * g.kvol();
-  const int64_t chunk = chunk_images(g, out5.itemsize());
+  const int64_t chunk = chunk_images(g, out5.itemsize(), out5);
   at::Tensor cols;
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, g.N - n0);
@@ -308,7 +311,7 @@ void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tens
   const at::Tensor w2 = w5.contiguous().view({g.CO, g.Cg() * g.kvol()});
   const int64_t L = g.L();
   const int64_t rows = g.C * g.kvol();
-  const int64_t chunk = chunk_images(g, gx5.itemsize());
+  const int64_t chunk = chunk_images(g, gx5.itemsize(), gy5);
   at::Tensor gcols;
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, g.N - n0);
@@ -354,7 +357,7 @@ at::Tensor weight_grad(const at::Tensor& gy5, const at::Tensor& x5, const at::Te
   const at::Tensor gw2 = gw.view({g.CO, g.Cg() * g.kvol()});
   const int64_t L = g.L();
   const int64_t rows = g.C * g.kvol();
-  const int64_t chunk = chunk_images(g, gw.itemsize());
+  const int64_t chunk = chunk_images(g, gw.itemsize(), gy5);
   at::Tensor cols;
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, g.N - n0);

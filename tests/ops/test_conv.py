@@ -80,6 +80,21 @@ CASES = [
     Case(2, 2, 5, 5, (9, 9), (5, 3), dilation=2, padding=(4, 2), groups=5, name="depthwise-dil"),
     Case(2, 2, 1, 4, (6, 7), (3, 3), padding=1, name="one-input-channel"),
     Case(2, 1, 3, 4, (5, 6), (3, 3), padding=1, name="batch1"),
+    # maps of >= 256 outputs: one image at a time, GEMMs in place
+    Case(2, 3, 4, 6, (17, 16), (3, 3), padding=1, groups=2, name="2d-per-image-g2"),
+    Case(
+        2,
+        2,
+        4,
+        4,
+        (17, 16),
+        (3, 3),
+        stride=2,
+        padding=1,
+        output_padding=1,
+        transposed=True,
+        name="t2d-per-image",
+    ),  # fmt: skip
     Case(2, 3, 2, 3, (4, 4), (4, 4), name="kernel-covers-input"),
     Case(2, 2, 2, 3, (3, 2), (3, 3), padding=2, name="padding-beyond-input"),
     Case(3, 2, 3, 4, (4, 5, 3), (3, 3, 3), padding=1, name="3d"),
@@ -227,20 +242,24 @@ def test_channels_last_input(case):
 
 
 @pytest.mark.parametrize(
-    "name", ["2d-3x3", "1x1-per-image", "depthwise", "t2d-g2-s3d2", "3d-stride-g2"]
+    "name",
+    ["2d-3x3", "1x1-per-image", "depthwise", "t2d-g2-s3d2", "3d-stride-g2", "2d-per-image-g2"],
 )
 def test_channels_last_weight(name):
     run_case(next(c for c in CASES if c.name == name), w_layout="channels_last")
 
 
-@pytest.mark.parametrize("name", ["1d", "2d-groups2", "1x1-per-image", "depthwise", "t2d", "3d"])
+@pytest.mark.parametrize(
+    "name", ["1d", "2d-groups2", "1x1-per-image", "depthwise", "t2d", "3d", "2d-per-image-g2"]
+)
 def test_noncontiguous_input(name):
     run_case(next(c for c in CASES if c.name == name), x_layout="noncontig")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64], ids=dtype_id)
 @pytest.mark.parametrize(
-    "name", ["1d", "2d-groups2", "1x1-per-image", "depthwise-mult2", "t2d-g2-s3d2", "3d"]
+    "name",
+    ["1d", "2d-groups2", "1x1-per-image", "depthwise-mult2", "t2d-g2-s3d2", "3d", "t2d-per-image"],
 )
 def test_dtypes(dtype, name):
     run_case(next(c for c in CASES if c.name == name), dtype=dtype)
