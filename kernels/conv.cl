@@ -82,6 +82,42 @@ __kernel void im2col(int count, int nb, int4 isz, int4 osz, int4 ks, int4 st, in
   }
 }
 
+// im2col_rows: the transposed layout, one row per output position, for channels-last outputs:
+//   cols[j, (grp * kvol + k) * Cg + cl] = x[n, grp * Cg + cl, i(opos, k)]   (0 outside x)
+// with j = n * L + opos (n < nb, x points at image n0), k = (kd * KH + kh) * KW + kw, G groups
+// of Cg channels, row stride ld (>= G * kvol * Cg). One work-item per (n, opos, grp, k):
+// count = nb * L * G * kvol; it writes Cg values (contiguous; reads along channels).
+__kernel void im2col_rows(int count, int G, int Cg, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
+                          int4 dl, __global const T* x, ulong x_off, long sn, long sc, long4 ss,
+                          __global T* cols, ulong cols_off, long ld) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int k, grp, ow, oh, od;
+  int rest = div_rem(g, ks.x * ks.y * ks.z, &k);
+  rest = div_rem(rest, G, &grp);
+  rest = div_rem(rest, osz.z, &ow);
+  rest = div_rem(rest, osz.y, &oh);
+  const int n = div_rem(rest, osz.x, &od);
+  int kw, kh;
+  const int kd = div_rem(div_rem(k, ks.z, &kw), ks.y, &kh);
+  const int id = od * st.x - pd.x + kd * dl.x;
+  const int ih = oh * st.y - pd.y + kh * dl.y;
+  const int iw = ow * st.z - pd.z + kw * dl.z;
+  const int j = div_rem(g, G * ks.x * ks.y * ks.z, &rest);  // rest = grp * kvol + k
+  __global T* dst = cols + cols_off + (long)j * ld + (long)rest * Cg;
+  if (id < 0 || id >= isz.x || ih < 0 || ih >= isz.y || iw < 0 || iw >= isz.z) {
+    for (int cl = 0; cl < Cg; ++cl) dst[cl] = (T)0;
+    return;
+  }
+  __global const T* src = x + x_off + n * sn + (long)grp * Cg * sc + (long)id * ss.x +
+                          (long)ih * ss.y + (long)iw * ss.z;
+  if (sc == 1) {
+    for (int cl = 0; cl < Cg; ++cl) dst[cl] = src[cl];
+  } else {
+    for (int cl = 0; cl < Cg; ++cl) dst[cl] = src[cl * sc];
+  }
+}
+
 // col2im (gather): the adjoint of im2col. For images n < nb and every input position,
 //   out[n, c, id, ih, iw] = (has_bias ? bias[c] : 0)
 //       + sum over (kd, kh, kw) and output positions (od, oh, ow) with

@@ -12,7 +12,9 @@
 //   - depthwise (weight.size(1) == 1, so groups == input channels): direct kernels;
 //   - 1x1, stride 1, no padding: the GEMM on the input as it lies (no im2col);
 //   - otherwise im2col into a [C * kvol, nb * L] buffer (nb images at a time, bounded memory) and
-//     one GEMM per group; the input gradient is one GEMM per group and a col2im that gathers.
+//     one GEMM per group; the input gradient is one GEMM per group and a col2im that gathers;
+//   - a channels-last forward without groups uses im2col with one row per output position and
+//     writes the GEMM's [N * L, CO] result straight into the output.
 // GEMMs are at::mm / at::addmm on ocl tensors (csrc/ops/Matmul.cpp). float16/bfloat16 compute
 // in float32. Results have CPU torch's memory format: channels-last when the input or the weight
 // is (all three gradients included).
@@ -143,6 +145,27 @@ void launch_im2col(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom& g,
   l.enqueue1d(device, static_cast<size_t>(count), kLws);
 }
 
+// cols [nb * L, G * kvol * Cg] (contiguous rows, row per output position, columns ordered
+// (group, kernel position, channel)) <- im2col_rows of images n0 .. n0 + nb of x5.
+void launch_im2col_rows(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom& g,
+                        const at::Tensor& cols) {
+  const int device = cols.device().index();
+  const at::Tensor xs = x5.narrow(0, n0, nb);
+  const int64_t count = nb * g.L() * g.G * g.kvol();
+  check_count(count, "im2col");
+  check_count(cols.numel(), "im2col buffer");
+  const size_t item = cols.itemsize();
+  KernelLaunch l(
+      get_kernel(device, "conv.cl", "im2col_rows", opts_for(cols.scalar_type(), device)));
+  l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.G)).arg(static_cast<cl_int>(g.Cg()));
+  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+  l.buffer(buffer_of(xs), item);
+  l.arg(static_cast<cl_long>(xs.stride(0))).arg(static_cast<cl_long>(xs.stride(1)));
+  l.arg(spatial_strides(xs));
+  l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
+  l.enqueue1d(device, static_cast<size_t>(count), kLws);
+}
+
 // out5 images n0 .. n0 + nb (any strides) <- col2im of cols [C * kvol, nb * L] (+ bias[c]).
 void launch_col2im(const at::Tensor& cols, int64_t n0, int64_t nb, const Geom& g,
                    const at::Tensor& bias, const at::Tensor& out5) {
@@ -250,6 +273,31 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
     return;
   }
   const int64_t rows = g.C * g.kvol();
+  if (g.G == 1) {
+    // Channels-last output: im2col with a row per output position, then one GEMM per chunk
+    // straight into the output's [N * L, CO] rows (weight as [CO, kvol * C]).
+    const at::Tensor yr = rows_view(out5);
+    if (yr.defined()) {
+      const at::Tensor wr = w5.permute({0, 2, 3, 4, 1}).contiguous().view({g.CO, rows});
+      const int64_t per_image = std::max<int64_t>(rows * L, 1) * out5.itemsize();
+      const int64_t chunk = std::clamp<int64_t>(kColsBytes / per_image, 1, g.N);
+      at::Tensor cols;
+      for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+        const int64_t nb = std::min(chunk, g.N - n0);
+        if (!cols.defined() || cols.size(0) != nb * L) {
+          cols = at::empty({nb * L, rows}, x5.options());
+        }
+        launch_im2col_rows(x5, n0, nb, g, cols);
+        at::Tensor out = yr.narrow(0, n0 * L, nb * L);
+        if (b.defined()) {
+          at::addmm_out(out, b, cols, wr.t());
+        } else {
+          at::mm_out(out, cols, wr.t());
+        }
+      }
+      return;
+    }
+  }
   const int64_t chunk = chunk_images(g, out5.itemsize(), out5);
   at::Tensor cols;
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {

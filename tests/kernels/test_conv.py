@@ -387,3 +387,41 @@ def test_depthwise_nonfinite(ctx, queue, build, rng):
     np.testing.assert_allclose(y, y_ref.reshape(y.shape), rtol=2e-5, atol=2e-5, equal_nan=True)
     np.testing.assert_allclose(gw.reshape(C, 1, *ks), gw_ref, rtol=2e-5, atol=2e-5, equal_nan=True)
     assert np.isnan(y).any() and np.isinf(y).any()
+
+
+@pytest.mark.parametrize("tag", ["float", "double"])
+@pytest.mark.parametrize(
+    "geom", GEOMS, ids=lambda g: "x".join(map(str, g[0])) + "k" + "".join(map(str, g[1]))
+)
+@pytest.mark.parametrize("layout", ["channels_last", "nchw"])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_im2col_rows(ctx, queue, build, rng, has_fp64, tag, geom, layout, groups):
+    dt = dtype_of(tag, has_fp64)
+    isz, ks, st, pd, dl = geom
+    N, C, n0, nb = 4, 6, 1, 2
+    G, Cg = groups, 6 // groups
+    x = rng.standard_normal((N, C, *isz))
+    x[1, 0, 0, 0, 0] = np.nan
+    x[2, C - 1, -1, -1, -1] = -np.inf
+    osz = out_size(isz, ks, st, pd, dl)
+    L, kvol = int(np.prod(osz)), int(np.prod(ks))
+    flat, s = place(x, dt, LAYOUTS[layout], 5)
+    ld = G * kvol * Cg + 2
+    cols = np.full(3 + nb * L * ld, -9, dt)
+    b_cols = buf(ctx, cols)
+    count = nb * L * G * kvol
+    prg = build("conv", [f"-DT={tag}"])
+    cl.Kernel(prg, "im2col_rows")(
+        queue, glob(count), (LOCAL,), np.int32(count), np.int32(G), np.int32(Cg),
+        *geo_args(isz, osz, ks, st, pd, dl),
+        buf(ctx, flat), np.uint64(5 + n0 * s[0]), np.int64(s[0]), np.int64(s[1]), l4(s[2:]),
+        b_cols, np.uint64(3), np.int64(ld),
+    )  # fmt: skip
+    cl.enqueue_copy(queue, cols, b_cols)
+    queue.finish()
+    assert np.all(cols[:3] == -9)
+    m = cols[3:].reshape(nb * L, ld)
+    assert np.all(m[:, G * kvol * Cg :] == -9)
+    ref = ref_cols(x[n0 : n0 + nb].astype(dt).astype(np.float64), ks, st, pd, dl)
+    ref = ref.reshape(G, Cg, kvol, nb, L).transpose(3, 4, 0, 2, 1).reshape(nb * L, G * kvol * Cg)
+    np.testing.assert_array_equal(m[:, : G * kvol * Cg], ref)
