@@ -1,0 +1,562 @@
+// Convolution: aten::convolution_overrideable and aten::convolution_backward_overrideable, where
+// at::_convolution / at::convolution_backward send PrivateUse1 tensors (after their own shape
+// checks, 'same' padding, unbatched inputs, the 1d -> 2d expansion and empty batches).
+//
+// Everything is computed in the terms of a normal convolution y = conv(x, w) over 3 spatial dims
+// (2d tensors get a size-1 depth) with three primitives:
+//   forward(x, w, bias) -> y, input_grad(gy, w, bias) -> gx, weight_grad(gy, x) -> gw.
+// A normal convolution uses them as they are; a transposed one is the input gradient of the
+// normal convolution whose weight it shares: its forward is input_grad, its input gradient is
+// forward and its weight gradient is weight_grad with the roles of input and output swapped.
+// Algorithms (kernels/conv.cl):
+//   - depthwise (weight.size(1) == 1, so groups == input channels): direct kernels;
+//   - 1x1, stride 1, no padding: the GEMM on the input as it lies (no im2col);
+//   - otherwise im2col into a [C * kvol, nb * L] buffer (nb images at a time, bounded memory) and
+//     one GEMM per group; the input gradient is one GEMM per group and a col2im that gathers;
+//   - a channels-last forward without groups uses im2col with one row per output position and
+//     writes the GEMM's [N * L, CO] result straight into the output.
+// GEMMs are at::mm / at::addmm on ocl tensors (csrc/ops/Matmul.cpp). float16/bfloat16 compute
+// in float32. Results have CPU torch's memory format: channels-last when the input or the weight
+// is (all three gradients included).
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/sum.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <string>
+
+#include "ops/Elementwise.h"
+#include "runtime/Launch.h"
+#include "runtime/Program.h"
+
+namespace torch_ocl {
+namespace {
+
+constexpr size_t kLws = 64;
+constexpr size_t kDwLws = 64;  // DW_LWS in kernels/conv.cl
+// Upper bound on the im2col buffer; larger batches are processed a few images at a time.
+constexpr int64_t kColsBytes = int64_t{256} << 20;
+
+using Arr3 = std::array<int64_t, 3>;
+
+// A normal convolution: x [N, C, isz] -> y [N, CO, osz], weight [CO, C / G, ks].
+struct Geom {
+  int64_t N = 0, C = 0, CO = 0, G = 1;
+  Arr3 isz{1, 1, 1}, osz{1, 1, 1}, ks{1, 1, 1}, st{1, 1, 1}, pd{0, 0, 0}, dl{1, 1, 1};
+  int64_t kvol() const { return ks[0] * ks[1] * ks[2]; }
+  int64_t L() const { return osz[0] * osz[1] * osz[2]; }
+  int64_t Cg() const { return C / G; }
+  int64_t COg() const { return CO / G; }
+};
+
+// The last n entries of a 3-vector from `v` (1d/2d parameters), the rest `fill`.
+Arr3 pad3(c10::IntArrayRef v, int64_t fill) {
+  Arr3 a{fill, fill, fill};
+  const size_t n = std::min<size_t>(v.size(), 3);
+  for (size_t i = 0; i < n; ++i) a[3 - n + i] = v[v.size() - n + i];
+  return a;
+}
+
+Arr3 spatial(const at::Tensor& t) {
+  Arr3 a{1, 1, 1};
+  const int64_t nd = t.dim() - 2;
+  for (int64_t i = 0; i < nd; ++i) a[3 - nd + i] = t.size(2 + i);
+  return a;
+}
+
+// [N, C, spatial...] -> [N, C, D, H, W] (a view).
+at::Tensor to5d(at::Tensor t) {
+  while (t.dim() < 5) t = t.unsqueeze(2);
+  return t;
+}
+
+cl_int4 i4(const Arr3& a) {
+  cl_int4 v;
+  for (int i = 0; i < 3; ++i) v.s[i] = static_cast<cl_int>(a[i]);
+  v.s[3] = 0;
+  return v;
+}
+
+cl_long4 spatial_strides(const at::Tensor& t5) {
+  cl_long4 v;
+  for (int i = 0; i < 3; ++i) v.s[i] = t5.stride(2 + i);
+  v.s[3] = 0;
+  return v;
+}
+
+void check_count(int64_t count, const char* what) {
+  TORCH_CHECK(count < INT_MAX, "torch-ocl: convolution ", what,
+              " is too large for the kernels' 32-bit indexing (", count, " work-items)");
+}
+
+at::MemoryFormat conv_format(const at::Tensor& x, const at::Tensor& w) {
+  if (x.dim() == 4) {
+    const auto cl = at::MemoryFormat::ChannelsLast;
+    if (x.suggest_memory_format() == cl || w.suggest_memory_format() == cl) return cl;
+  } else if (x.dim() == 5) {
+    const auto cl = at::MemoryFormat::ChannelsLast3d;
+    if (x.suggest_memory_format() == cl || w.suggest_memory_format() == cl) return cl;
+  }
+  return at::MemoryFormat::Contiguous;
+}
+
+at::ScalarType compute_type(at::ScalarType t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t),
+                              "torch-ocl: convolution is implemented for floating dtypes only, "
+                              "got ",
+                              t);
+  return (t == at::kHalf || t == at::kBFloat16) ? at::kFloat : t;
+}
+
+std::string opts_for(at::ScalarType ct, int device) {
+  return std::string("-DT=") + type_tag(ct, device);
+}
+
+// Images per im2col chunk: one image at a time when its maps are large and `t` (the output, or
+// the output gradient) is contiguous, so that the GEMMs read and write each image in place
+// (no [CO, N * L] <-> [N, CO, L] copies); otherwise as many as the memory bound allows.
+int64_t chunk_images(const Geom& g, size_t item, const at::Tensor& t) {
+  if (g.L() >= 256 && t.is_contiguous()) return 1;
+  const int64_t per_image = std::max<int64_t>(g.C * g.kvol() * g.L(), 1) * item;
+  return std::clamp<int64_t>(kColsBytes / per_image, 1, std::max<int64_t>(g.N, 1));
+}
+
+// cols [C * kvol, nb * L] (contiguous) <- im2col of images n0 .. n0 + nb of x5.
+void launch_im2col(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom& g,
+                   const at::Tensor& cols) {
+  const int device = cols.device().index();
+  const at::Tensor xs = x5.narrow(0, n0, nb);
+  const int64_t count = g.C * g.ks[0] * g.ks[1] * nb * g.osz[0] * g.osz[1];
+  check_count(count, "im2col");
+  check_count(cols.numel(), "im2col buffer");
+  const size_t item = cols.itemsize();
+  KernelLaunch l(get_kernel(device, "conv.cl", "im2col", opts_for(cols.scalar_type(), device)));
+  l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(nb));
+  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+  l.buffer(buffer_of(xs), item);
+  l.arg(static_cast<cl_long>(xs.stride(0))).arg(static_cast<cl_long>(xs.stride(1)));
+  l.arg(spatial_strides(xs));
+  l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
+  l.enqueue1d(device, static_cast<size_t>(count), kLws);
+}
+
+// cols [nb * L, G * kvol * Cg] (contiguous rows, row per output position, columns ordered
+// (group, kernel position, channel)) <- im2col_rows of images n0 .. n0 + nb of x5.
+void launch_im2col_rows(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom& g,
+                        const at::Tensor& cols) {
+  const int device = cols.device().index();
+  const at::Tensor xs = x5.narrow(0, n0, nb);
+  const int64_t count = nb * g.L() * g.G * g.kvol();
+  check_count(count, "im2col");
+  check_count(cols.numel(), "im2col buffer");
+  const size_t item = cols.itemsize();
+  KernelLaunch l(
+      get_kernel(device, "conv.cl", "im2col_rows", opts_for(cols.scalar_type(), device)));
+  l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.G)).arg(static_cast<cl_int>(g.Cg()));
+  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+  l.buffer(buffer_of(xs), item);
+  l.arg(static_cast<cl_long>(xs.stride(0))).arg(static_cast<cl_long>(xs.stride(1)));
+  l.arg(spatial_strides(xs));
+  l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
+  l.enqueue1d(device, static_cast<size_t>(count), kLws);
+}
+
+// out5 images n0 .. n0 + nb (any strides) <- col2im of cols [C * kvol, nb * L] (+ bias[c]).
+void launch_col2im(const at::Tensor& cols, int64_t n0, int64_t nb, const Geom& g,
+                   const at::Tensor& bias, const at::Tensor& out5) {
+  const int device = cols.device().index();
+  const at::Tensor os = out5.narrow(0, n0, nb);
+  const int64_t count = nb * g.C * g.isz[0] * g.isz[1];
+  check_count(count, "col2im");
+  check_count(cols.numel(), "im2col buffer");
+  const size_t item = cols.itemsize();
+  const at::Tensor b = bias.defined() ? bias.contiguous() : cols;
+  KernelLaunch l(get_kernel(device, "conv.cl", "col2im", opts_for(cols.scalar_type(), device)));
+  l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(nb)).arg(static_cast<cl_int>(g.C));
+  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+  l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
+  l.buffer(buffer_of(os), item);
+  l.arg(static_cast<cl_long>(os.stride(0))).arg(static_cast<cl_long>(os.stride(1)));
+  l.arg(spatial_strides(os));
+  l.arg(static_cast<cl_int>(bias.defined() ? 1 : 0)).buffer(buffer_of(b), item);
+  l.enqueue1d(device, static_cast<size_t>(count), kLws);
+}
+
+// out (2d view, any layout mm accepts) = a @ b (+ bias[m] per row).
+void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias) {
+  if (bias.defined()) {
+    at::addmm_out(const_cast<at::Tensor&>(out), bias.view({-1, 1}), a, b);
+  } else {
+    at::mm_out(const_cast<at::Tensor&>(out), a, b);
+  }
+}
+
+bool is_depthwise(const at::Tensor& w5, const Geom& g) { return w5.size(1) == 1 && g.G == g.C; }
+
+// The [rows, C] view of a 5d tensor whose channels are its innermost dense dim (channels-last),
+// or an undefined tensor.
+at::Tensor rows_view(const at::Tensor& t5) {
+  at::Tensor p = t5.permute({0, 2, 3, 4, 1});
+  if (!p.is_contiguous()) return {};
+  return p.view({-1, t5.size(1)});
+}
+
+// ------------------------------------------------------------------------------------------
+// The three primitives (compute dtype tensors, 5d views; results written into `out5`).
+
+void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& bias, const Geom& g,
+                  const at::Tensor& out5) {
+  if (out5.numel() == 0) return;
+  const int device = out5.device().index();
+  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
+  if (g.C == 0 || g.kvol() == 0) {  // no input channels: the bias alone
+    if (b.defined()) {
+      out5.copy_(b.view({1, -1, 1, 1, 1}).expand_as(out5));
+    } else {
+      out5.zero_();
+    }
+    return;
+  }
+  if (is_depthwise(w5, g)) {
+    const at::Tensor wc = w5.contiguous();
+    const at::Tensor bb = b.defined() ? b : wc;
+    const int64_t count = g.N * g.CO * g.osz[0] * g.osz[1];
+    check_count(count, "depthwise forward");
+    const size_t item = out5.itemsize();
+    KernelLaunch l(
+        get_kernel(device, "conv.cl", "dw_forward", opts_for(out5.scalar_type(), device)));
+    l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.CO));
+    l.arg(static_cast<cl_int>(g.CO / g.C));
+    l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+    l.buffer(buffer_of(x5), item);
+    l.arg(static_cast<cl_long>(x5.stride(0))).arg(static_cast<cl_long>(x5.stride(1)));
+    l.arg(spatial_strides(x5));
+    l.buffer(buffer_of(wc), item);
+    l.arg(static_cast<cl_int>(b.defined() ? 1 : 0)).buffer(buffer_of(bb), item);
+    l.buffer(buffer_of(out5), item);
+    l.arg(static_cast<cl_long>(out5.stride(0))).arg(static_cast<cl_long>(out5.stride(1)));
+    l.arg(spatial_strides(out5));
+    l.enqueue1d(device, static_cast<size_t>(count), kLws);
+    return;
+  }
+  const at::Tensor w2 = w5.contiguous().view({g.CO, g.Cg() * g.kvol()});
+  const int64_t L = g.L();
+  const bool pointwise = g.kvol() == 1 && g.st == Arr3{1, 1, 1} && g.pd == Arr3{0, 0, 0};
+  if (pointwise && g.G == 1) {
+    // Channels-last input and output: one GEMM [N * L, C] @ [C, CO].
+    const at::Tensor xr = rows_view(x5), yr = rows_view(out5);
+    if (xr.defined() && yr.defined()) {
+      if (b.defined()) {
+        at::addmm_out(const_cast<at::Tensor&>(yr), b, xr, w2.t());
+      } else {
+        at::mm_out(const_cast<at::Tensor&>(yr), xr, w2.t());
+      }
+      return;
+    }
+  }
+  if (pointwise && x5.is_contiguous() && out5.is_contiguous() && L >= 64) {
+    // Per image and group: y[n, group] = W_g @ x[n, group] as they lie.
+    for (int64_t n = 0; n < g.N; ++n) {
+      const at::Tensor xn = x5.select(0, n).view({g.C, L});
+      const at::Tensor yn = out5.select(0, n).view({g.CO, L});
+      for (int64_t gi = 0; gi < g.G; ++gi) {
+        gemm(yn.narrow(0, gi * g.COg(), g.COg()), w2.narrow(0, gi * g.COg(), g.COg()),
+             xn.narrow(0, gi * g.Cg(), g.Cg()),
+             b.defined() ? b.narrow(0, gi * g.COg(), g.COg()) : b);
+      }
+    }
+    return;
+  }
+  const int64_t rows = g.C * g.kvol();
+  if (g.G == 1) {
+    // Channels-last output: im2col with a row per output position, then one GEMM per chunk
+    // straight into the output's [N * L, CO] rows (weight as [CO, kvol * C]).
+    const at::Tensor yr = rows_view(out5);
+    if (yr.defined()) {
+      const at::Tensor wr = w5.permute({0, 2, 3, 4, 1}).contiguous().view({g.CO, rows});
+      const int64_t per_image = std::max<int64_t>(rows * L, 1) * out5.itemsize();
+      const int64_t chunk = std::clamp<int64_t>(kColsBytes / per_image, 1, g.N);
+      at::Tensor cols;
+      for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+        const int64_t nb = std::min(chunk, g.N - n0);
+        if (!cols.defined() || cols.size(0) != nb * L) {
+          cols = at::empty({nb * L, rows}, x5.options());
+        }
+        launch_im2col_rows(x5, n0, nb, g, cols);
+        at::Tensor out = yr.narrow(0, n0 * L, nb * L);
+        if (b.defined()) {
+          at::addmm_out(out, b, cols, wr.t());
+        } else {
+          at::mm_out(out, cols, wr.t());
+        }
+      }
+      return;
+    }
+  }
+  const int64_t chunk = chunk_images(g, out5.itemsize(), out5);
+  at::Tensor cols;
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    if (!cols.defined() || cols.size(1) != nb * L) cols = at::empty({rows, nb * L}, x5.options());
+    launch_im2col(x5, n0, nb, g, cols);
+    const bool direct = nb == 1 && out5.select(0, n0).is_contiguous();
+    const at::Tensor y2 =
+        direct ? out5.select(0, n0).view({g.CO, L}) : at::empty({g.CO, nb * L}, out5.options());
+    for (int64_t gi = 0; gi < g.G; ++gi) {
+      gemm(y2.narrow(0, gi * g.COg(), g.COg()), w2.narrow(0, gi * g.COg(), g.COg()),
+           cols.narrow(0, gi * g.Cg() * g.kvol(), g.Cg() * g.kvol()),
+           b.defined() ? b.narrow(0, gi * g.COg(), g.COg()) : b);
+    }
+    if (!direct) {
+      out5.narrow(0, n0, nb).copy_(
+          y2.view({g.CO, nb, g.osz[0], g.osz[1], g.osz[2]}).transpose(0, 1));
+    }
+  }
+}
+
+// gx5 <- the gradient of forward(x, w) in x for output gradient gy5 (+ bias[c], for transposed
+// convolutions).
+void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tensor& bias,
+                     const Geom& g, const at::Tensor& gx5) {
+  if (gx5.numel() == 0) return;
+  const int device = gx5.device().index();
+  if (g.CO == 0 || g.kvol() == 0 || g.L() == 0) {
+    if (bias.defined()) {
+      gx5.copy_(bias.view({1, -1, 1, 1, 1}).expand_as(gx5));
+    } else {
+      gx5.zero_();
+    }
+    return;
+  }
+  if (is_depthwise(w5, g)) {
+    const at::Tensor wc = w5.contiguous();
+    const int64_t count = g.N * g.C * g.isz[0] * g.isz[1];
+    check_count(count, "depthwise input gradient");
+    const size_t item = gx5.itemsize();
+    {
+      KernelLaunch l(
+          get_kernel(device, "conv.cl", "dw_backward_input", opts_for(gx5.scalar_type(), device)));
+      l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.C));
+      l.arg(static_cast<cl_int>(g.CO / g.C));
+      l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+      l.buffer(buffer_of(gy5), item);
+      l.arg(static_cast<cl_long>(gy5.stride(0))).arg(static_cast<cl_long>(gy5.stride(1)));
+      l.arg(spatial_strides(gy5));
+      l.buffer(buffer_of(wc), item);
+      l.buffer(buffer_of(gx5), item);
+      l.arg(static_cast<cl_long>(gx5.stride(0))).arg(static_cast<cl_long>(gx5.stride(1)));
+      l.arg(spatial_strides(gx5));
+      l.enqueue1d(device, static_cast<size_t>(count), kLws);
+    }
+    if (bias.defined()) gx5.add_(bias.view({1, -1, 1, 1, 1}));
+    return;
+  }
+  const at::Tensor w2 = w5.contiguous().view({g.CO, g.Cg() * g.kvol()});
+  const int64_t L = g.L();
+  const int64_t rows = g.C * g.kvol();
+  const int64_t chunk = chunk_images(g, gx5.itemsize(), gy5);
+  at::Tensor gcols;
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    // gy of these images as [CO, nb * L] (a view for one contiguous image, else a copy)
+    const at::Tensor gyp = gy5.narrow(0, n0, nb).transpose(0, 1).reshape({g.CO, nb * L});
+    if (!gcols.defined() || gcols.size(1) != nb * L) {
+      gcols = at::empty({rows, nb * L}, gx5.options());
+    }
+    for (int64_t gi = 0; gi < g.G; ++gi) {
+      at::Tensor gc = gcols.narrow(0, gi * g.Cg() * g.kvol(), g.Cg() * g.kvol());
+      at::mm_out(gc, w2.narrow(0, gi * g.COg(), g.COg()).t(), gyp.narrow(0, gi * g.COg(), g.COg()));
+    }
+    launch_col2im(gcols, n0, nb, g, bias, gx5);
+  }
+}
+
+// The weight gradient [CO, C / G, ks] (contiguous) of forward(x, w) for output gradient gy5.
+at::Tensor weight_grad(const at::Tensor& gy5, const at::Tensor& x5, const at::Tensor& w5,
+                       const Geom& g) {
+  const int device = x5.device().index();
+  at::Tensor gw = at::empty(w5.sizes(), x5.options());
+  if (gw.numel() == 0) return gw;
+  if (g.N == 0 || g.L() == 0) return gw.zero_();
+  if (is_depthwise(w5, g)) {
+    const size_t item = gw.itemsize();
+    const int64_t groups = g.CO * g.kvol();
+    check_count(groups * static_cast<int64_t>(kDwLws), "depthwise weight gradient");
+    check_count(g.N * g.osz[0] * g.osz[1], "depthwise weight gradient");
+    KernelLaunch l(
+        get_kernel(device, "conv.cl", "dw_backward_weight", opts_for(gw.scalar_type(), device)));
+    l.arg(static_cast<cl_int>(g.N)).arg(static_cast<cl_int>(g.CO / g.C));
+    l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+    l.buffer(buffer_of(x5), item);
+    l.arg(static_cast<cl_long>(x5.stride(0))).arg(static_cast<cl_long>(x5.stride(1)));
+    l.arg(spatial_strides(x5));
+    l.buffer(buffer_of(gy5), item);
+    l.arg(static_cast<cl_long>(gy5.stride(0))).arg(static_cast<cl_long>(gy5.stride(1)));
+    l.arg(spatial_strides(gy5));
+    l.buffer(buffer_of(gw), item);
+    l.enqueue1d(device, static_cast<size_t>(groups) * kDwLws, kDwLws);
+    return gw;
+  }
+  const at::Tensor gw2 = gw.view({g.CO, g.Cg() * g.kvol()});
+  const int64_t L = g.L();
+  const int64_t rows = g.C * g.kvol();
+  const int64_t chunk = chunk_images(g, gw.itemsize(), gy5);
+  at::Tensor cols;
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    const at::Tensor gyp = gy5.narrow(0, n0, nb).transpose(0, 1).reshape({g.CO, nb * L});
+    if (!cols.defined() || cols.size(1) != nb * L) cols = at::empty({rows, nb * L}, x5.options());
+    launch_im2col(x5, n0, nb, g, cols);
+    for (int64_t gi = 0; gi < g.G; ++gi) {
+      at::Tensor out = gw2.narrow(0, gi * g.COg(), g.COg());
+      const at::Tensor a = gyp.narrow(0, gi * g.COg(), g.COg());
+      const at::Tensor bt = cols.narrow(0, gi * g.Cg() * g.kvol(), g.Cg() * g.kvol()).t();
+      if (n0 == 0) {
+        at::mm_out(out, a, bt);
+      } else {
+        out.addmm_(a, bt);
+      }
+    }
+  }
+  return gw;
+}
+
+// ------------------------------------------------------------------------------------------
+// The operators.
+
+// Geometry of the normal convolution whose input is `in` and output `out` (both [N, C, ...]).
+Geom make_geom(const at::Tensor& in, const at::Tensor& out_like_sizes_src, c10::IntArrayRef out_sp,
+               const at::Tensor& w, bool transposed, c10::IntArrayRef stride,
+               c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups) {
+  Geom g;
+  g.N = in.size(0);
+  g.C = in.size(1);
+  g.CO = out_like_sizes_src.size(1);
+  g.G = groups;
+  g.isz = spatial(in);
+  g.osz = pad3(out_sp, 1);
+  g.ks = spatial(w);
+  g.st = pad3(stride, 1);
+  g.pd = pad3(padding, 0);
+  g.dl = pad3(dilation, 1);
+  return g;
+}
+
+void check_args(const at::Tensor& input, const at::Tensor& weight, int64_t groups,
+                c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                c10::IntArrayRef output_padding) {
+  const int64_t nd = weight.dim() - 2;
+  TORCH_CHECK(nd >= 1 && nd <= 3 && input.dim() == weight.dim(),
+              "torch-ocl: convolution expects a batched 1d/2d/3d input with a weight of the same "
+              "rank, got input ",
+              input.sizes(), " and weight ", weight.sizes());
+  TORCH_CHECK(groups > 0, "non-positive groups is not supported");
+  for (auto* p : {&stride, &padding, &dilation, &output_padding}) {
+    TORCH_CHECK(static_cast<int64_t>(p->size()) == nd,
+                "torch-ocl: convolution parameters must have one entry per spatial dim");
+  }
+  TORCH_CHECK(input.device() == weight.device(),
+              "convolution: input and weight must be on the "
+              "same device");
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
+              ") and weight type (", weight.scalar_type(), ") should be the same");
+}
+
+at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias_opt,
+                                    c10::IntArrayRef stride, c10::IntArrayRef padding,
+                                    c10::IntArrayRef dilation, bool transposed,
+                                    c10::IntArrayRef output_padding, int64_t groups) {
+  check_args(input, weight, groups, stride, padding, dilation, output_padding);
+  c10::DeviceGuard guard(input.device());
+  const at::ScalarType dt = input.scalar_type();
+  const at::ScalarType ct = compute_type(dt);
+  const at::Tensor bias = bias_opt.has_value() && bias_opt->defined() ? *bias_opt : at::Tensor();
+  const int64_t nd = weight.dim() - 2;
+  std::vector<int64_t> out_sizes{input.size(0),
+                                 transposed ? weight.size(1) * groups : weight.size(0)};
+  for (int64_t i = 0; i < nd; ++i) {
+    const int64_t in = input.size(2 + i), k = weight.size(2 + i);
+    out_sizes.push_back(transposed
+                            ? (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) +
+                                  output_padding[i] + 1
+                            : (in + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i] + 1);
+    TORCH_CHECK(out_sizes.back() >= 0, "torch-ocl: convolution output size is negative");
+  }
+  const at::MemoryFormat fmt = conv_format(input, weight);
+  at::Tensor out = at::empty(out_sizes, input.options().memory_format(fmt));
+  if (out.numel() == 0) return out;
+  at::Tensor out_c =
+      ct == dt ? out : at::empty(out_sizes, out.options().dtype(ct).memory_format(fmt));
+  const at::Tensor x5 = to5d(input.to(ct)), w5 = to5d(weight.to(ct)), o5 = to5d(out_c);
+  const at::Tensor b = bias.defined() ? bias.to(ct) : bias;
+  if (!transposed) {
+    const Geom g = make_geom(input, out, out.sizes().slice(2), weight, false, stride, padding,
+                             dilation, groups);
+    forward_into(x5, w5, b, g, o5);
+  } else {
+    // The input gradient of the normal convolution out -> input.
+    const Geom g = make_geom(out, input, input.sizes().slice(2), weight, true, stride, padding,
+                             dilation, groups);
+    input_grad_into(x5, w5, b, g, o5);
+  }
+  if (!out_c.is_same(out)) out.copy_(out_c);
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+    c10::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
+  check_args(input, weight, groups, stride, padding, dilation, output_padding);
+  c10::DeviceGuard guard(input.device());
+  const at::ScalarType dt = input.scalar_type();
+  const at::ScalarType ct = compute_type(dt);
+  const at::MemoryFormat fmt = conv_format(input, weight);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (!output_mask[0] && !output_mask[1] && !output_mask[2]) return {};
+  const at::Tensor gy5 = to5d(grad_output.to(ct)), x5 = to5d(input.to(ct)),
+                   w5 = to5d(weight.to(ct));
+  // The normal convolution: "input" -> "output".
+  const at::Tensor& n_in = transposed ? grad_output : input;
+  const at::Tensor& n_out = transposed ? input : grad_output;
+  const Geom g = make_geom(n_in, n_out, n_out.sizes().slice(2), weight, transposed, stride, padding,
+                           dilation, groups);
+  if (output_mask[0]) {
+    grad_input = at::empty(input.sizes(), input.options().memory_format(fmt));
+    at::Tensor gi_c =
+        ct == dt ? grad_input
+                 : at::empty(input.sizes(), grad_input.options().dtype(ct).memory_format(fmt));
+    if (transposed) {
+      forward_into(gy5, w5, at::Tensor(), g, to5d(gi_c));
+    } else {
+      input_grad_into(gy5, w5, at::Tensor(), g, to5d(gi_c));
+    }
+    if (!gi_c.is_same(grad_input)) grad_input.copy_(gi_c);
+  }
+  if (output_mask[1]) {
+    const at::Tensor gw = transposed ? weight_grad(x5, gy5, w5, g) : weight_grad(gy5, x5, w5, g);
+    grad_weight = at::empty(weight.sizes(), weight.options().memory_format(fmt));
+    grad_weight.copy_(gw.view(weight.sizes()));
+  }
+  if (output_mask[2]) {
+    std::vector<int64_t> dims{0};
+    for (int64_t d = 2; d < grad_output.dim(); ++d) dims.push_back(d);
+    grad_bias = at::sum(grad_output, dims);
+  }
+  return {grad_input, grad_weight, grad_bias};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution_overrideable", convolution_overrideable);
+  m.impl("convolution_backward_overrideable", convolution_backward_overrideable);
+}
+
+}  // namespace torch_ocl

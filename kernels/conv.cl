@@ -1,0 +1,319 @@
+// Convolution building blocks (csrc/ops/Conv.cpp): im2col, a col2im that gathers (each element of
+// the result sums its own contributions: deterministic, no atomics), and direct kernels for
+// depthwise convolution (one input channel per group).
+//
+// Everything is written in the terms of a normal (not transposed) convolution with 3 spatial
+// dims (1d and 2d convolutions pass size 1, stride 1, padding 0 and dilation 1 for the missing
+// leading dims):
+//   "input"  x [N, C, D, H, W]      (any strides, in elements)
+//   "output" y [N, CO, OD, OH, OW]  with O* = (I* + 2 P* - DIL* (K* - 1) - 1) / S* + 1
+//   weight     [CO, C / groups, KD, KH, KW]
+// Vector arguments hold the three spatial dims as (.x, .y, .z) = (depth, height, width):
+//   isz = (D, H, W), osz = (OD, OH, OW), ks = (KD, KH, KW), st = strides, pd = paddings,
+//   dl = dilations; ints, .w unused. Tensor strides are longs: sn, sc for batch and channel and
+//   ss = (sd, sh, sw) for the spatial dims. Buffers come with an element offset (`*_off`).
+//
+// Build option: -DT=float | -DT=double (double needs -DTORCH_OCL_FP64). float16/bfloat16 are
+// converted to float by the host. Every kernel is launched 1d with global = roundup(count,
+// local) for the count it documents; work-items past the count return. All sizes and counts
+// fit in int (the host checks); memory offsets are computed in long.
+
+#ifndef T
+#define T float
+#endif
+
+// q = a / b and r = a - q * b (not `%`: next to a `/`, LLVM pairs them and inserts a `freeze`,
+// which Oclgrind's uninitialised-value checker cannot execute; see elementwise.cl).
+inline int div_rem(int a, int b, int* r) {
+  const int q = a / b;
+  *r = a - q * b;
+  return q;
+}
+
+// im2col: cols[r, j] for r = ((c * KD + kd) * KH + kh) * KW + kw and j = n * L + opos, where
+// L = OD * OH * OW, opos = (od * OH + oh) * OW + ow and n < nb (images n0.. of the batch: x
+// points at image n0). cols has row stride ld (>= nb * L). The value is
+//   x[n, c, od*SD - PD + kd*DD, oh*SH - PH + kh*DH, ow*SW - PW + kw*DW], 0 outside the input.
+// One work-item per (c, kd, kh, n, od, oh): count = C * KD * KH * nb * OD * OH; it writes the
+// KW * OW values of its rows.
+__kernel void im2col(int count, int nb, int4 isz, int4 osz, int4 ks, int4 st, int4 pd, int4 dl,
+                     __global const T* x, ulong x_off, long sn, long sc, long4 ss, __global T* cols,
+                     ulong cols_off, long ld) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int rest = g;
+  int oh;
+  rest = div_rem(rest, osz.y, &oh);
+  int od;
+  rest = div_rem(rest, osz.x, &od);
+  int n;
+  rest = div_rem(rest, nb, &n);
+  int kh;
+  rest = div_rem(rest, ks.y, &kh);
+  int kd;
+  const int c = div_rem(rest, ks.x, &kd);
+  const int id = od * st.x - pd.x + kd * dl.x;
+  const int ih = oh * st.y - pd.y + kh * dl.y;
+  const bool row_ok = id >= 0 && id < isz.x && ih >= 0 && ih < isz.y;
+  const long L = (long)osz.x * osz.y * osz.z;
+  const long col0 = (long)n * L + ((long)od * osz.y + oh) * osz.z;
+  const long r0 = ((long)(c * ks.x + kd) * ks.y + kh) * ks.z;
+  __global const T* src = x + x_off + n * sn + c * sc + (long)id * ss.x + (long)ih * ss.y;
+  for (int kw = 0; kw < ks.z; ++kw) {
+    __global T* dst = cols + cols_off + (r0 + kw) * ld + col0;
+    const int iw0 = kw * dl.z - pd.z;  // iw = iw0 + ow * SW
+    // Outputs [lo, hi) read inside the input; the ones before and after read padding.
+    int lo = 0, hi = 0;
+    if (row_ok) {
+      lo = iw0 >= 0 ? 0 : (-iw0 + st.z - 1) / st.z;
+      hi = iw0 >= isz.z ? 0 : (isz.z - 1 - iw0) / st.z + 1;
+      lo = min(lo, osz.z);
+      hi = clamp(hi, lo, osz.z);
+    }
+    for (int ow = 0; ow < lo; ++ow) dst[ow] = (T)0;
+    if (st.z == 1 && ss.z == 1) {
+      __global const T* s1 = src + (iw0 + lo);  // unit strides: a plain copy
+      __global T* d1 = dst + lo;
+      for (int j = 0; j < hi - lo; ++j) d1[j] = s1[j];
+    } else {
+      for (int ow = lo; ow < hi; ++ow) dst[ow] = src[(long)(iw0 + ow * st.z) * ss.z];
+    }
+    for (int ow = hi; ow < osz.z; ++ow) dst[ow] = (T)0;
+  }
+}
+
+// im2col_rows: the transposed layout, one row per output position, for channels-last outputs:
+//   cols[j, (grp * kvol + k) * Cg + cl] = x[n, grp * Cg + cl, i(opos, k)]   (0 outside x)
+// with j = n * L + opos (n < nb, x points at image n0), k = (kd * KH + kh) * KW + kw, G groups
+// of Cg channels, row stride ld (>= G * kvol * Cg). One work-item per (n, opos, grp, k):
+// count = nb * L * G * kvol; it writes Cg values (contiguous; reads along channels).
+__kernel void im2col_rows(int count, int G, int Cg, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
+                          int4 dl, __global const T* x, ulong x_off, long sn, long sc, long4 ss,
+                          __global T* cols, ulong cols_off, long ld) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int k, grp, ow, oh, od;
+  int rest = div_rem(g, ks.x * ks.y * ks.z, &k);
+  rest = div_rem(rest, G, &grp);
+  rest = div_rem(rest, osz.z, &ow);
+  rest = div_rem(rest, osz.y, &oh);
+  const int n = div_rem(rest, osz.x, &od);
+  int kw, kh;
+  const int kd = div_rem(div_rem(k, ks.z, &kw), ks.y, &kh);
+  const int id = od * st.x - pd.x + kd * dl.x;
+  const int ih = oh * st.y - pd.y + kh * dl.y;
+  const int iw = ow * st.z - pd.z + kw * dl.z;
+  const int j = div_rem(g, G * ks.x * ks.y * ks.z, &rest);  // rest = grp * kvol + k
+  __global T* dst = cols + cols_off + (long)j * ld + (long)rest * Cg;
+  if (id < 0 || id >= isz.x || ih < 0 || ih >= isz.y || iw < 0 || iw >= isz.z) {
+    for (int cl = 0; cl < Cg; ++cl) dst[cl] = (T)0;
+    return;
+  }
+  __global const T* src = x + x_off + n * sn + (long)grp * Cg * sc + (long)id * ss.x +
+                          (long)ih * ss.y + (long)iw * ss.z;
+  if (sc == 1) {
+    for (int cl = 0; cl < Cg; ++cl) dst[cl] = src[cl];
+  } else {
+    for (int cl = 0; cl < Cg; ++cl) dst[cl] = src[cl * sc];
+  }
+}
+
+// col2im (gather): the adjoint of im2col. For images n < nb and every input position,
+//   out[n, c, id, ih, iw] = (has_bias ? bias[c] : 0)
+//       + sum over (kd, kh, kw) and output positions (od, oh, ow) with
+//         od*SD - PD + kd*DD == id (and the same for h and w) of cols[r(c, kd, kh, kw), j(n, o)]
+// with cols as in im2col (row stride ld). `out` has strides (sn, sc, ss). One work-item per
+// (n, c, id, ih): count = nb * C * D * H; it writes the W values of its row.
+__kernel void col2im(int count, int nb, int C, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
+                     int4 dl, __global const T* cols, ulong cols_off, long ld, __global T* out,
+                     ulong out_off, long sn, long sc, long4 ss, int has_bias,
+                     __global const T* bias, ulong bias_off) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int rest = g;
+  int ih;
+  rest = div_rem(rest, isz.y, &ih);
+  int id;
+  rest = div_rem(rest, isz.x, &id);
+  int c;
+  const int n = div_rem(rest, C, &c);
+  const long L = (long)osz.x * osz.y * osz.z;
+  const T b0 = has_bias ? bias[bias_off + c] : (T)0;
+  __global const T* cbase = cols + cols_off + (long)n * L;
+  __global T* dst = out + out_off + n * sn + c * sc + (long)id * ss.x + (long)ih * ss.y;
+  for (int iw = 0; iw < isz.z; ++iw) {
+    T acc = b0;
+    for (int kd = 0; kd < ks.x; ++kd) {
+      const int tnum = id + pd.x - kd * dl.x;
+      if (tnum < 0) continue;
+      int tnum_rem;
+      const int od = div_rem(tnum, st.x, &tnum_rem);
+      if (tnum_rem != 0) continue;
+      if (od >= osz.x) continue;
+      for (int kh = 0; kh < ks.y; ++kh) {
+        const int hnum = ih + pd.y - kh * dl.y;
+        if (hnum < 0) continue;
+        int hnum_rem;
+        const int oh = div_rem(hnum, st.y, &hnum_rem);
+        if (hnum_rem != 0) continue;
+        if (oh >= osz.y) continue;
+        const long rbase = (long)(c * ks.x + kd) * ks.y + kh;
+        const long obase = ((long)od * osz.y + oh) * osz.z;
+        for (int kw = 0; kw < ks.z; ++kw) {
+          const int wnum = iw + pd.z - kw * dl.z;
+          if (wnum < 0) continue;
+          int wnum_rem;
+          const int ow = div_rem(wnum, st.z, &wnum_rem);
+          if (wnum_rem != 0) continue;
+          if (ow >= osz.z) continue;
+          acc += cbase[(rbase * ks.z + kw) * ld + obase + ow];
+        }
+      }
+    }
+    dst[(long)iw * ss.z] = acc;
+  }
+}
+
+// Depthwise forward (groups == C, weight [CO, 1, KD, KH, KW] contiguous, CO = C * mult):
+//   y[n, co, o] = (has_bias ? bias[co] : 0) + sum_k x[n, co / mult, i(o, k)] * w[co, k]
+// y has strides (ysn, ysc, yss). One work-item per (n, co, od, oh): count = N * CO * OD * OH.
+__kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
+                         int4 dl, __global const T* x, ulong x_off, long sn, long sc, long4 ss,
+                         __global const T* w, ulong w_off, int has_bias, __global const T* bias,
+                         ulong bias_off, __global T* y, ulong y_off, long ysn, long ysc,
+                         long4 yss) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int rest = g;
+  int oh;
+  rest = div_rem(rest, osz.y, &oh);
+  int od;
+  rest = div_rem(rest, osz.x, &od);
+  int co;
+  const int n = div_rem(rest, CO, &co);
+  const int c = co / mult;
+  const int kvol = ks.x * ks.y * ks.z;
+  __global const T* wk = w + w_off + (long)co * kvol;
+  __global const T* src = x + x_off + n * sn + c * sc;
+  __global T* dst = y + y_off + n * ysn + co * ysc + (long)od * yss.x + (long)oh * yss.y;
+  const T b0 = has_bias ? bias[bias_off + co] : (T)0;
+  for (int ow = 0; ow < osz.z; ++ow) {
+    T acc = b0;
+    for (int kd = 0; kd < ks.x; ++kd) {
+      const int id = od * st.x - pd.x + kd * dl.x;
+      if (id < 0 || id >= isz.x) continue;
+      for (int kh = 0; kh < ks.y; ++kh) {
+        const int ih = oh * st.y - pd.y + kh * dl.y;
+        if (ih < 0 || ih >= isz.y) continue;
+        __global const T* srow = src + (long)id * ss.x + (long)ih * ss.y;
+        __global const T* wrow = wk + (kd * ks.y + kh) * ks.z;
+        for (int kw = 0; kw < ks.z; ++kw) {
+          const int iw = ow * st.z - pd.z + kw * dl.z;
+          if (iw < 0 || iw >= isz.z) continue;
+          acc += srow[(long)iw * ss.z] * wrow[kw];
+        }
+      }
+    }
+    dst[(long)ow * yss.z] = acc;
+  }
+}
+
+// Depthwise input gradient (the adjoint of dw_forward in x):
+//   gx[n, c, i] = sum_{j < mult} sum_k gy[n, c * mult + j, o(i, k)] * w[c * mult + j, k]
+// over the output positions o with o*S - P + k*DIL == i. gy has strides (sn, sc, ss), gx has
+// strides (xsn, xsc, xss). One work-item per (n, c, id, ih): count = N * C * D * H.
+__kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, int4 ks, int4 st,
+                                int4 pd, int4 dl, __global const T* gy, ulong gy_off, long sn,
+                                long sc, long4 ss, __global const T* w, ulong w_off, __global T* gx,
+                                ulong gx_off, long xsn, long xsc, long4 xss) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int rest = g;
+  int ih;
+  rest = div_rem(rest, isz.y, &ih);
+  int id;
+  rest = div_rem(rest, isz.x, &id);
+  int c;
+  const int n = div_rem(rest, C, &c);
+  const int kvol = ks.x * ks.y * ks.z;
+  __global T* dst = gx + gx_off + n * xsn + c * xsc + (long)id * xss.x + (long)ih * xss.y;
+  for (int iw = 0; iw < isz.z; ++iw) {
+    T acc = (T)0;
+    for (int kd = 0; kd < ks.x; ++kd) {
+      const int tnum = id + pd.x - kd * dl.x;
+      if (tnum < 0) continue;
+      int tnum_rem;
+      const int od = div_rem(tnum, st.x, &tnum_rem);
+      if (tnum_rem != 0) continue;
+      if (od >= osz.x) continue;
+      for (int kh = 0; kh < ks.y; ++kh) {
+        const int hnum = ih + pd.y - kh * dl.y;
+        if (hnum < 0) continue;
+        int hnum_rem;
+        const int oh = div_rem(hnum, st.y, &hnum_rem);
+        if (hnum_rem != 0) continue;
+        if (oh >= osz.y) continue;
+        for (int kw = 0; kw < ks.z; ++kw) {
+          const int wnum = iw + pd.z - kw * dl.z;
+          if (wnum < 0) continue;
+          int wnum_rem;
+          const int ow = div_rem(wnum, st.z, &wnum_rem);
+          if (wnum_rem != 0) continue;
+          if (ow >= osz.z) continue;
+          const long opos = (long)od * ss.x + (long)oh * ss.y + (long)ow * ss.z;
+          const int k = (kd * ks.y + kh) * ks.z + kw;
+          for (int j = 0; j < mult; ++j) {
+            const int co = c * mult + j;
+            acc += gy[gy_off + n * sn + co * sc + opos] * w[w_off + (long)co * kvol + k];
+          }
+        }
+      }
+    }
+    dst[(long)iw * xss.z] = acc;
+  }
+}
+
+// Depthwise weight gradient:
+//   gw[co, k] = sum_n sum_o gy[n, co, o] * x[n, co / mult, o*S - P + k*DIL]   (0 outside x)
+// gw is contiguous [CO, KD, KH, KW]. One work-group of DW_LWS work-items per weight element
+// (global = CO * kvol * DW_LWS, local = DW_LWS): the work-items share the rows (n, od, oh)
+// round-robin and the partial sums are added by a fixed tree, so results are reproducible.
+#define DW_LWS 64
+__kernel __attribute__((reqd_work_group_size(DW_LWS, 1, 1))) void dw_backward_weight(
+    int N, int mult, int4 isz, int4 osz, int4 ks, int4 st, int4 pd, int4 dl, __global const T* x,
+    ulong x_off, long sn, long sc, long4 ss, __global const T* gy, ulong gy_off, long gsn, long gsc,
+    long4 gss, __global T* gw, ulong gw_off) {
+  __local T part[DW_LWS];
+  const int lid = get_local_id(0);
+  const int e = get_group_id(0);  // co * kvol + k
+  const int kvol = ks.x * ks.y * ks.z;
+  const int co = e / kvol;
+  const int k = e - co * kvol;
+  int kw, kh;
+  const int kd = div_rem(div_rem(k, ks.z, &kw), ks.y, &kh);
+  const int c = co / mult;
+  const int rows = N * osz.x * osz.y;
+  T acc = (T)0;
+  for (int r = lid; r < rows; r += DW_LWS) {
+    int oh, od;
+    const int n = div_rem(div_rem(r, osz.y, &oh), osz.x, &od);
+    const int id = od * st.x - pd.x + kd * dl.x;
+    const int ih = oh * st.y - pd.y + kh * dl.y;
+    if (id < 0 || id >= isz.x || ih < 0 || ih >= isz.y) continue;
+    __global const T* srow = x + x_off + n * sn + c * sc + (long)id * ss.x + (long)ih * ss.y;
+    __global const T* grow = gy + gy_off + n * gsn + co * gsc + (long)od * gss.x + (long)oh * gss.y;
+    const int iw0 = kw * dl.z - pd.z;
+    for (int ow = 0; ow < osz.z; ++ow) {
+      const int iw = iw0 + ow * st.z;
+      if (iw < 0 || iw >= isz.z) continue;
+      acc += grow[(long)ow * gss.z] * srow[(long)iw * ss.z];
+    }
+  }
+  part[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_n = DW_LWS / 2; half_n > 0; half_n >>= 1) {
+    if (lid < half_n) part[lid] += part[lid + half_n];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) gw[gw_off + e] = part[0];
+}
