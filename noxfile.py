@@ -3,8 +3,10 @@
     nox                      lint, build, test
     nox -s build test        build the wheel against the default torch (2.13) and test it
     nox -s build-2.15 test-2.15      the same against torch 2.15 (build-X.Y/test-X.Y per minor)
-    nox -s build-2.13 build-2.14 build-2.15 merge wheel_check   the release wheel, a library per minor
-    nox -s smoke-2.13 smoke-2.14 smoke-2.15   dist/'s merged wheel in fresh venvs: smoke tests on PoCL
+    nox -s build-2.13 build-2.14 build-2.15 merge wheel_check
+                             the release wheel, one library per minor
+    nox -s smoke-2.13 smoke-2.14 smoke-2.15
+                             dist/'s merged wheel in fresh venvs: smoke tests on PoCL
     nox -s sdist             build the sdist, then torch-ocl from it (the README's source build)
     nox -s kernels           OpenCL kernel tests through pyopencl only (no torch, no build)
     nox -s oclgrind          kernel and op tests on the Oclgrind simulator
