@@ -151,10 +151,11 @@ def main() -> int:
     lines = [f"preflight: this machine ({where}) lacks what the build needs:"]
     for what, how in missing:
         lines += [f"  - {what}", f"      get it: {how}"]
-    lines.append(
-        "  Headers elsewhere: set OPENCL_HEADERS_DIR to the directory that holds CL/cl.h. "
-        "Only headers are needed: the OpenCL loader is found at run time."
-    )
+    if any(what.startswith("the OpenCL C headers") for what, _ in missing):
+        lines.append(
+            "  Headers elsewhere: set OPENCL_HEADERS_DIR to the directory that holds CL/cl.h. "
+            "Only headers are needed: the OpenCL loader is found at run time."
+        )
     print("\n".join(lines), file=sys.stderr)
     return 1
 
