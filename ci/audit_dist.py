@@ -14,11 +14,18 @@ For each wheel:
     Requires-Python present; the version (with --version) as expected;
   - a licence file in .dist-info (LICENSE) and a License-Expression or License field;
   - RECORD: every file listed with the right sha256 and size, nothing listed that is missing;
-  - size: reported; more than --max-mb (default 100, PyPI's default limit) fails.
-For each sdist (.tar.gz): PKG-INFO with the version; torch's requirement marked Dynamic (a wheel
-built from it requires the torch it was built against) and otherwise the supported range; the
-sources a build needs (CMakeLists.txt, csrc/, kernels/, cmake/, ci/torch_versions.py, LICENSE);
-nothing built (no build/, dist/, .nox/, .git/, native libraries).
+  - size: reported; more than --max-mb (default 100, PyPI's default limit) fails;
+  - Metadata-Version one that PyPI's upload accepts (1.0 to 2.5; scikit-build-core writes 2.6 for
+    a field that is both static and dynamic, and `twine check --strict` does not notice);
+  - the native libraries' run-time search path: on Linux (ELF, read with `readelf -d`) and macOS
+    (Mach-O LC_RPATH, parsed here) it must name torch's lib/ relative to the library
+    ($ORIGIN/../../../torch/lib, @loader_path/../../../torch/lib) and no absolute path (a build
+    machine's directory).
+For each sdist (.tar.gz): PKG-INFO with the version and a Metadata-Version PyPI accepts; torch's
+requirement marked Dynamic (a wheel built from it requires the torch it was built against) and
+otherwise the supported range; the sources a build needs (CMakeLists.txt, csrc/, kernels/, cmake/,
+ci/torch_versions.py, LICENSE); nothing built (no build/, dist/, .nox/, .git/, native libraries),
+no .github/ and no benchmark results.
 Prints one summary line per file; exits non-zero if any file fails any check.
 """
 
@@ -32,8 +39,12 @@ import hashlib
 import pathlib
 import posixpath
 import re
+import shutil
+import struct
+import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -58,6 +69,11 @@ FORBIDDEN = (
     "pocl*.dll",
 )
 LIB_DIR_RE = re.compile(r"^torch_ocl/lib/torch-(\d+\.\d+)/([^/]+)$")
+# The Metadata-Version values PyPI's upload accepts (warehouse, November 2026: up to 2.5). 2.6 (PEP
+# 808, partly dynamic fields) is refused at upload time, after everything else has passed.
+PYPI_METADATA_VERSIONS = ("1.0", "1.1", "1.2", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5")
+# torch's lib/ seen from torch_ocl/lib/torch-X.Y/ (CMakeLists.txt sets these RPATH entries).
+TORCH_LIB_RPATH = {"elf": "$ORIGIN/../../../torch/lib", "macho": "@loader_path/../../../torch/lib"}
 
 
 def _is_native(name: str) -> bool:
@@ -122,11 +138,17 @@ def audit(path: pathlib.Path, minors: list[str], version: str | None, max_mb: fl
             f"native libraries for torch {carried or 'none'}, expected one for each of {minors}"
         )
 
+    for n in names:
+        m = LIB_DIR_RE.match(n)
+        if m and m.group(2) in LIB_NAMES:
+            problems += [f"{n}: {p}" for p in check_rpath(data[n])]
+
     # METADATA
     meta_txt = data.get(f"{dist_info}/METADATA", b"").decode()
     meta = email.parser.Parser().parsestr(meta_txt)
     if not meta_txt:
         problems.append("no METADATA")
+    problems += _check_metadata_version(meta, "METADATA")
     if meta.get("Version") != wheel_version:
         problems.append(f"METADATA Version {meta.get('Version')} != file name {wheel_version}")
     if not meta.get("Requires-Python"):
@@ -179,6 +201,99 @@ def audit(path: pathlib.Path, minors: list[str], version: str | None, max_mb: fl
     return problems
 
 
+def _check_metadata_version(meta, where: str) -> list[str]:
+    got = (meta.get("Metadata-Version") or "").strip()
+    if got not in PYPI_METADATA_VERSIONS:
+        return [
+            f"{where}: Metadata-Version {got or '(none)'}; PyPI's upload accepts "
+            f"{', '.join(PYPI_METADATA_VERSIONS)} (2.6 comes from a [project] field that is both "
+            "static and in dynamic)"
+        ]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Run-time search paths of the native libraries
+
+
+def elf_runpaths(blob: bytes) -> list[str] | None:
+    """DT_RPATH and DT_RUNPATH entries of an ELF shared library, read with `readelf -d`; None if
+    `blob` is not ELF."""
+    if blob[:4] != b"\x7fELF":
+        return None
+    readelf = shutil.which("readelf")
+    if not readelf:
+        raise RuntimeError("readelf is needed to check the RPATH (apt-get install binutils)")
+    with tempfile.NamedTemporaryFile(suffix=".so") as tmp:
+        tmp.write(blob)
+        tmp.flush()
+        out = subprocess.run(
+            [readelf, "-d", tmp.name], check=True, capture_output=True, text=True
+        ).stdout
+    # 0x000000000000001d (RUNPATH)  Library runpath: [$ORIGIN:$ORIGIN/../../../torch/lib]
+    paths = []
+    for _kind, value in re.findall(r"\((RPATH|RUNPATH)\)\s+Library r\w*path: \[(.*)\]", out):
+        paths += [p for p in value.split(":") if p]
+    return paths
+
+
+_LC_RPATH = 0x8000001C
+
+
+def macho_rpaths(blob: bytes) -> list[str] | None:
+    """LC_RPATH entries of a Mach-O library (thin 64-bit, or every slice of a fat one); None if
+    `blob` is not Mach-O."""
+    magic_be = struct.unpack_from(">I", blob)[0] if len(blob) >= 4 else 0
+    if magic_be in (0xCAFEBABE, 0xCAFEBABF):  # fat: big-endian header, one arch per slice
+        count = struct.unpack_from(">I", blob, 4)[0]
+        step, fmt = (20, ">iiIII") if magic_be == 0xCAFEBABE else (32, ">iiQQII")
+        paths: list[str] = []
+        for i in range(count):
+            offset = struct.unpack_from(fmt, blob, 8 + i * step)[2]
+            paths += [p for p in macho_rpaths(blob[offset:]) or [] if p not in paths]
+        return paths
+    if blob[:4] not in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe"):
+        return None
+    header = 32 if blob[:4] == b"\xcf\xfa\xed\xfe" else 28
+    ncmds = struct.unpack_from("<I", blob, 16)[0]
+    pos, paths = header, []
+    for _ in range(ncmds):
+        cmd, size = struct.unpack_from("<II", blob, pos)
+        if cmd == _LC_RPATH:
+            offset = struct.unpack_from("<I", blob, pos + 8)[0]
+            raw = blob[pos + offset : pos + size]
+            paths.append(raw.split(b"\0", 1)[0].decode())
+        pos += size
+    return paths
+
+
+def check_rpath(blob: bytes) -> list[str]:
+    """What is wrong with a native library's search path (Windows DLLs have none: [])."""
+    for kind, reader in (("elf", elf_runpaths), ("macho", macho_rpaths)):
+        paths = reader(blob)
+        if paths is None:
+            continue
+        problems = []
+        if TORCH_LIB_RPATH[kind] not in paths:
+            problems.append(
+                f"RPATH {paths} lacks {TORCH_LIB_RPATH[kind]} (torch's lib/ relative to the "
+                "library: CMakeLists.txt)"
+            )
+        problems += [
+            f"absolute RPATH entry {p} (a build machine's path)" for p in paths if p.startswith("/")
+        ]
+        return problems
+    return []
+
+
+def rpath_summary(blob: bytes) -> str:
+    for reader in (elf_runpaths, macho_rpaths):
+        paths = reader(blob)
+        if paths is not None:
+            return ":".join(paths)
+    return "-"
+
+
 def _check_torch_requirement(reqs: list[str], carried: list[str]) -> list[str]:
     wanted = requirement_for(carried)
     if len(reqs) != 1:
@@ -225,7 +340,17 @@ SDIST_REQUIRED = (
     "python/torch_ocl/_native.py",
 )
 SDIST_REQUIRED_DIRS = ("csrc/", "kernels/", "cmake/")
-SDIST_FORBIDDEN_DIRS = ("build/", "dist/", ".nox/", ".git/", "python/torch_ocl/lib/")
+SDIST_FORBIDDEN_DIRS = (
+    "build/",
+    "dist/",
+    ".nox/",
+    ".git/",
+    ".github/",
+    "python/torch_ocl/lib/",
+    "benchmarks/results/",
+)
+# Benchmark results (gpu.yml's bench-results.json, anything a benchmark run leaves behind).
+SDIST_FORBIDDEN_FILES = ("bench-results*.json", "benchmarks/*.json", "benchmarks/*.csv")
 
 
 def audit_sdist(path: pathlib.Path, minors: list[str], version: str | None) -> list[str]:
@@ -255,8 +380,11 @@ def audit_sdist(path: pathlib.Path, minors: list[str], version: str | None) -> l
             problems.append(f"does not contain {required}")
     for n in names:
         if n.startswith(SDIST_FORBIDDEN_DIRS) or _is_native(n):
-            problems.append(f"contains {n}, a build product")
+            problems.append(f"contains {n}, a build product or not a source")
+        elif any(fnmatch.fnmatch(n, pattern) for pattern in SDIST_FORBIDDEN_FILES):
+            problems.append(f"contains {n}, a benchmark result")
     meta = email.parser.Parser().parsestr(pkg_info)
+    problems += _check_metadata_version(meta, "PKG-INFO")
     if meta.get("Version") != sdist_version:
         problems.append(f"PKG-INFO Version {meta.get('Version')} != file name {sdist_version}")
     if "requires-dist" not in {d.strip().lower() for d in meta.get_all("Dynamic") or []}:
@@ -274,14 +402,40 @@ def summary(path: pathlib.Path) -> str:
     if path.name.endswith(".tar.gz"):
         with tarfile.open(path, "r:gz") as tar:
             count = sum(1 for m in tar.getmembers() if m.isfile())
-        return f"{path.name}: {path.stat().st_size / 1e6:.2f} MB, {count} files"
+            pkg_info = [
+                m
+                for m in tar.getmembers()
+                if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")
+            ]
+            meta_version = (
+                email.parser.Parser()
+                .parsestr(tar.extractfile(pkg_info[0]).read().decode())
+                .get("Metadata-Version")
+                if pkg_info
+                else None
+            )
+        return (
+            f"{path.name}: {path.stat().st_size / 1e6:.2f} MB, {count} files, "
+            f"Metadata-Version {meta_version}"
+        )
     with zipfile.ZipFile(path) as zf:
         infos = [i for i in zf.infolist() if LIB_DIR_RE.match(i.filename)]
+        rpaths = {i.filename: rpath_summary(zf.read(i.filename)) for i in infos}
+        meta = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        meta_version = (
+            email.parser.Parser().parsestr(zf.read(meta[0]).decode()).get("Metadata-Version")
+            if meta
+            else None
+        )
     libs = ", ".join(
         f"{LIB_DIR_RE.match(i.filename).group(1)}: {i.file_size / 1e6:.1f} MB"
         for i in sorted(infos, key=lambda i: minor_key(LIB_DIR_RE.match(i.filename).group(1)))
     )
-    return f"{path.name}: {path.stat().st_size / 1e6:.1f} MB compressed; libraries {libs}"
+    rpath = ", ".join(sorted(set(rpaths.values())))
+    return (
+        f"{path.name}: {path.stat().st_size / 1e6:.1f} MB compressed; libraries {libs}; "
+        f"Metadata-Version {meta_version}; RPATH {rpath}"
+    )
 
 
 def main() -> int:
@@ -317,7 +471,8 @@ def main() -> int:
     print(
         f"audit_dist: {len(args.files)} file(s) ok (wheels: py3-none tag, no torch/OpenCL "
         f"libraries, one library per torch {', '.join(minors)}, Requires-Dist "
-        f"{requirement_for(minors)}, licence, RECORD; sdists: sources, dynamic torch range)"
+        f"{requirement_for(minors)}, licence, RECORD, RPATH, Metadata-Version; sdists: sources, "
+        "dynamic torch range, Metadata-Version)"
     )
     return 0
 

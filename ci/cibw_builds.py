@@ -7,7 +7,8 @@
                                                minor (.github/workflows/wheels.yml)
     python ci/cibw_builds.py --targets         {"include": [...]}: one job per target (merge)
     python ci/cibw_builds.py --install-matrix  {"include": [...]}: one job per target and Python
-                                               of INSTALL_PYTHONS (install tests of merged wheels)
+                                               of INSTALL_PYTHONS (install tests of merged wheels),
+                                               with the smoke-X.Y sessions torch allows there
 
 A target is one platform wheel: the cibuildwheel platform and architecture, the GitHub runner that
 builds it natively (no emulation), and the one build identifier it must produce.
@@ -29,13 +30,21 @@ import torch_versions  # noqa: E402
 TARGETS = [
     ("linux-x86_64", "linux", "x86_64", "ubuntu-24.04", "cp311-manylinux_x86_64"),
     ("linux-aarch64", "linux", "aarch64", "ubuntu-24.04-arm", "cp311-manylinux_aarch64"),
-    ("macos-arm64", "macos", "arm64", "macos-14", "cp311-macosx_arm64"),
+    # macos-14 images were retired on 2026-11-02; the wheel keeps MACOSX_DEPLOYMENT_TARGET 14.0
+    # (pyproject.toml), the oldest macOS torch's own wheels support.
+    ("macos-arm64", "macos", "arm64", "macos-15", "cp311-macosx_arm64"),
     ("windows-amd64", "windows", "AMD64", "windows-2022", "cp311-win_amd64"),
 ]
 
-# The install tests of a merged wheel: the oldest and the newest CPython it is tested with (the
-# wheel is py3-none: one build serves them all; torch decides which Pythons work).
-INSTALL_PYTHONS = ("3.10", "3.13")
+# The install tests of a merged wheel: every CPython from 3.10 to 3.14 (the wheel is py3-none: one
+# build serves them all), each with the torch minors that have wheels for it
+# (ci/torch_versions.py PYTHONS: torch 2.15 has none for 3.10).
+INSTALL_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
+
+
+def install_sessions(python: str) -> list[str]:
+    """The smoke-X.Y nox sessions an install test on `python` runs."""
+    return [f"smoke-{m}" for m in torch_versions.SUPPORTED if python in torch_versions.PYTHONS[m]]
 
 
 def _target_dict(target: tuple[str, str, str, str, str]) -> dict[str, str]:
@@ -84,7 +93,11 @@ def main() -> int:
         print(json.dumps({"include": [_target_dict(t) for t in TARGETS]}))
         return 0
     if args.install_matrix:
-        jobs = [{**_target_dict(t), "python": py} for t in TARGETS for py in INSTALL_PYTHONS]
+        jobs = [
+            {**_target_dict(t), "python": py, "sessions": " ".join(install_sessions(py))}
+            for t in TARGETS
+            for py in INSTALL_PYTHONS
+        ]
         print(json.dumps({"include": jobs}))
         return 0
     jobs = [

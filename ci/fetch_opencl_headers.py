@@ -6,9 +6,11 @@ For systems without a package that has them: Windows (cibuildwheel's before-all,
 not be Git's), and as the fallback of ci/install-opencl-headers.sh. CMakeLists.txt finds the headers
 through OPENCL_HEADERS_DIR. Only headers: torch-ocl loads an OpenCL ICD loader at run time.
 
-OPENCL_HEADERS_TAG picks another release, OPENCL_HEADERS_URL another archive of the same layout
-(a mirror); OPENCL_HEADERS_SHA256, when set, must match the downloaded archive. Standard library
-only (Python 3.6+: it also runs in manylinux containers).
+The archive is checked against a pinned SHA-256 (SHA256 below) before anything is extracted: a
+download that differs fails. OPENCL_HEADERS_TAG picks another release, which then needs
+OPENCL_HEADERS_SHA256 (the archive's SHA-256) as well; OPENCL_HEADERS_URL another archive of the
+same layout (a mirror; the pinned hash still applies). Standard library only (Python 3.6+: it also
+runs in manylinux containers).
 """
 
 import hashlib
@@ -21,6 +23,10 @@ import urllib.request
 
 TAG = os.environ.get("OPENCL_HEADERS_TAG", "v2024.10.24")
 URL = "https://github.com/KhronosGroup/OpenCL-Headers/archive/refs/tags/{}.tar.gz"
+# SHA-256 of URL.format(tag), per release tag.
+SHA256 = {
+    "v2024.10.24": "159f2a550592bae49859fee83d372acd152328fdf95c0dcd8b9409f8fad5db93",
+}
 
 
 def main() -> int:
@@ -33,14 +39,23 @@ def main() -> int:
         print(f"fetch_opencl_headers: {dest_dir} already holds CL/cl.h")
         return 0
 
+    want = os.environ.get("OPENCL_HEADERS_SHA256", "").strip().lower() or SHA256.get(TAG, "")
+    if not want:
+        print(
+            f"fetch_opencl_headers: no SHA-256 pinned for {TAG}: set OPENCL_HEADERS_SHA256",
+            file=sys.stderr,
+        )
+        return 1
     url = os.environ.get("OPENCL_HEADERS_URL") or URL.format(TAG)
     print("fetch_opencl_headers: {} -> {}".format(url, dest_dir / "CL"))
     with urllib.request.urlopen(url, timeout=60) as response:
         archive = response.read()
-    want = os.environ.get("OPENCL_HEADERS_SHA256", "").strip().lower()
     got = hashlib.sha256(archive).hexdigest()
-    if want and got != want:
-        print(f"fetch_opencl_headers: sha256 {got} != {want}", file=sys.stderr)
+    if got != want:
+        print(
+            f"fetch_opencl_headers: {url}: sha256 {got}, expected {want}: not extracted",
+            file=sys.stderr,
+        )
         return 1
 
     count = 0

@@ -2,6 +2,7 @@
 
     python ci/opencl_platforms.py                     # print them
     python ci/opencl_platforms.py --require Oclgrind  # and fail unless one matches
+    python ci/opencl_platforms.py --require-any       # and fail unless there is any device
 
 --require takes a case-insensitive substring of "<platform name> <device name>", the same
 matching TORCH_OCL_DEVICES uses, so it checks that a TORCH_OCL_DEVICES value selects something.
@@ -14,6 +15,7 @@ import sys
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--require", metavar="SUBSTRING", help="fail unless a device matches")
+    parser.add_argument("--require-any", action="store_true", help="fail unless there is a device")
     args = parser.parse_args()
 
     try:
@@ -42,6 +44,9 @@ def main() -> int:
             mark = "  <- matches" if hit else ""
             print(f"    device {device.name!r} [{kind}] {device.opencl_c_version}{mark}")
 
+    if args.require_any and not any(p.get_devices() for p in platforms):
+        print("no OpenCL device found", file=sys.stderr)
+        return 1
     if args.require and not matched:
         print(f"no OpenCL device matches {args.require!r}", file=sys.stderr)
         return 1

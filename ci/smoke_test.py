@@ -7,6 +7,11 @@
     python ci/smoke_test.py --runtime-tests tests/runtime   also: pytest on that directory
     python ci/smoke_test.py --expect-version 0.2.0          also: the installed version is that
 
+Every run also loads the native library for the installed torch in a fresh process that has not
+imported torch (ctypes, no LD_LIBRARY_PATH): torch's libraries must be found through the library's
+own RPATH ($ORIGIN/../../../torch/lib, @loader_path/... on macOS). Not on Windows, where torch's
+DLL directory is added on `import torch`. It also prints which OpenCL loader torch-ocl chose.
+
 Used by cibuildwheel's test-command (pyproject.toml), `nox -s smoke-X.Y` and the install tests in
 .github/workflows/wheels.yml. Needs torch and the installed torch-ocl; the device tests need an
 OpenCL device (PoCL: pip install "torch-ocl[pocl]").
@@ -50,6 +55,45 @@ def check_import(expect_version: str | None) -> None:
     assert torch._C._get_privateuse1_backend_name() == "ocl", "PrivateUse1 is not renamed to ocl"
     assert hasattr(torch, "ocl"), "torch.ocl is not registered"
     print(f"torch.ocl.is_available() = {torch.ocl.is_available()}")
+
+
+LOAD_PROBE = r"""
+import ctypes, os, sys
+for var in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH"):
+    assert var not in os.environ, var
+ctypes.CDLL(sys.argv[1], mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+assert "torch" not in sys.modules, "torch was imported"
+print("loaded without torch imported:", sys.argv[1])
+"""
+
+
+def check_rpath_load() -> None:
+    """Load the native library in a process without torch: its RPATH must find torch's libraries."""
+    if sys.platform == "win32":
+        print("RPATH load test: not on Windows (torch adds its DLL directory on import)")
+        return
+    from torch_ocl import _native
+
+    library = _native._library_file()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH")
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", LOAD_PROBE, str(library)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+    )
+    if proc.returncode != 0:
+        sys.exit(
+            f"RPATH load test: loading {library} without torch imported failed (torch's lib/ "
+            f"is not on the library's RPATH?):\n{proc.stderr.strip()}"
+        )
+    print(f"RPATH load test: ok ({proc.stdout.strip()})")
+    print(f"OpenCL loader chosen: {_native.opencl_library() or '(the system default)'}")
 
 
 def check_device() -> None:
@@ -146,6 +190,7 @@ def main() -> int:
     parser.add_argument("--expect-version", metavar="V", help="the torch-ocl version expected")
     args = parser.parse_args()
     check_import(args.expect_version)
+    check_rpath_load()
     if not args.import_only:
         check_device()
     if args.check_unsupported:

@@ -19,6 +19,7 @@ for merged wheels from the libraries they carry.
     python ci/torch_versions.py --default        the minor the default nox sessions use
     python ci/torch_versions.py --pin 2.14       the pip requirement to build 2.14 against
     python ci/torch_versions.py --range          the requirement a wheel with every minor declares
+    python ci/torch_versions.py --pythons 2.15   the CPython versions torch 2.15 has wheels for
     python ci/torch_versions.py --check          fail if pyproject.toml/constraints disagree
 
 Standard library only: it runs before anything is installed, inside build backends and in the
@@ -38,10 +39,21 @@ import sys
 BUILD_PINS = {
     "2.13": "2.13.0",
     "2.14": "2.14.1",
+    "2.15": "2.15.0",
 }
 SUPPORTED = tuple(BUILD_PINS)
+# torch minor -> the CPython versions PyPI has torch wheels for (3.10 to 3.14 as far as each minor
+# allows; checked against PyPI's file list of each build pin, November 2026: 2.15.0 has no cp310
+# wheels, and cp315 wheels that are not tested yet). The install tests (ci/cibw_builds.py
+# --install-matrix) and the smoke-X.Y sessions follow it.
+PYTHONS = {
+    "2.13": ("3.10", "3.11", "3.12", "3.13", "3.14"),
+    "2.14": ("3.10", "3.11", "3.12", "3.13", "3.14"),
+    "2.15": ("3.11", "3.12", "3.13", "3.14"),
+}
 # The default nox sessions (`nox -s build test`) build against this one: on this project's
-# development machines it is a small local CPU build, while 2.14 is a 5.5 GB CUDA build.
+# development machines it is a small local CPU build, while 2.14 and 2.15 are CUDA builds of
+# several GB from PyPI.
 DEFAULT = "2.13"
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -106,12 +118,16 @@ class Provider:
         field = settings.get("field", "dependencies")
         if field != "dependencies":
             raise ValueError("ci/torch_versions.py only provides 'dependencies'")
+        # The other runtime dependencies: pyproject.toml lists them in this provider's settings,
+        # never in [project] (static and dynamic at once means Metadata-Version 2.6, which PyPI
+        # refuses).
+        others = [str(r) for r in settings.get("requires", [])]
         installed = _installed_torch_version()
         if self._state == "sdist" or installed is None:
             # The sdist (and metadata without a torch to look at) names the supported range; a
             # wheel built from it requires the torch it was built against.
-            return {field: [requirement_for(SUPPORTED)]}
-        return {field: [requirement_for([minor_of(installed)])]}
+            return {field: [*others, requirement_for(SUPPORTED)]}
+        return {field: [*others, requirement_for([minor_of(installed)])]}
 
     def dynamic_wheel(self, settings) -> dict:
         return {settings.get("field", "dependencies"): True}
@@ -129,6 +145,8 @@ def check() -> list[str]:
     for minor, pin in BUILD_PINS.items():
         if minor_of(pin) != minor:
             problems.append(f"BUILD_PINS[{minor!r}] = {pin!r} is not a {minor} release")
+    if set(PYTHONS) != set(BUILD_PINS):
+        problems.append(f"PYTHONS names {sorted(PYTHONS)}, BUILD_PINS {sorted(BUILD_PINS)}")
     if DEFAULT not in SUPPORTED:
         problems.append(f"DEFAULT {DEFAULT!r} is not in {list(SUPPORTED)}")
 
@@ -146,6 +164,16 @@ def check() -> list[str]:
             "pyproject.toml [project] names torch statically: the torch requirement comes from "
             "ci/torch_versions.py ([[tool.dynamic-metadata]])"
         )
+
+    if project:
+        dynamic = re.search(r"(?m)^dynamic\s*=\s*\[([^\]]*)\]", project.group(1))
+        dynamic_fields = re.findall(r'"([^"]+)"', dynamic.group(1)) if dynamic else []
+        for field in dynamic_fields:
+            if re.search(rf"(?m)^{re.escape(field)}\s*=", project.group(1)):
+                problems.append(
+                    f"pyproject.toml [project] sets {field!r} and lists it in dynamic: that makes "
+                    "Metadata-Version 2.6 (PEP 808), which PyPI refuses; give it in one place"
+                )
 
     constraints = (ROOT / "ci" / "constraints.txt").read_text(encoding="utf-8")
     pins = re.findall(r"(?m)^torch==(\S+)", constraints)
@@ -165,6 +193,7 @@ def main() -> int:
     group.add_argument("--pin", metavar="MINOR", help="pip requirement to build MINOR against")
     group.add_argument("--range", action="store_true", help="requirement for all minors")
     group.add_argument("--check", action="store_true", help="check pyproject/constraints")
+    group.add_argument("--pythons", metavar="MINOR", help="CPython versions MINOR has wheels for")
     args = parser.parse_args()
 
     if args.github_matrix:
@@ -177,6 +206,8 @@ def main() -> int:
             print(f"torch {minor} is not supported ({', '.join(SUPPORTED)})", file=sys.stderr)
             return 1
         print(f"torch=={BUILD_PINS[minor]}")
+    elif args.pythons:
+        print("\n".join(PYTHONS.get(minor_of(args.pythons), ())))
     elif args.range:
         print(requirement_for(SUPPORTED))
     elif args.check:

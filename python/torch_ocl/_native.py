@@ -93,12 +93,69 @@ def _pyopencl_loader() -> str | None:
     return None
 
 
+# The system's OpenCL, tried when the default loader sees no platform (macOS: pyopencl's wheel
+# bundles the Khronos ICD loader, which does not see Apple's OpenCL.framework). "" asks the native
+# library for the platform's default (csrc/runtime/DynamicLibrary.cpp), which is the framework.
+_SYSTEM_FALLBACK = {"darwin": ["/System/Library/Frameworks/OpenCL.framework/OpenCL"]}
+
+
+def _platform_count(library: str) -> int:
+    """How many OpenCL platforms `library` (a loader or an implementation) reports; 0 when it
+    cannot be loaded or reports none (CL_PLATFORM_NOT_FOUND_KHR and other errors included)."""
+    import ctypes
+
+    try:
+        # Vendor files beside a bundled loader name their library without a directory (pyopencl's
+        # .libs/pocl.icd): load those first, by path, as the native library does.
+        folder = pathlib.Path(library).parent
+        for icd in folder.glob("*.icd") if folder != pathlib.Path(".") else ():
+            vendor = folder / icd.read_text().strip()
+            if vendor.is_file():
+                ctypes.CDLL(str(vendor), mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+        lib = ctypes.CDLL(library)
+        get_platforms = lib.clGetPlatformIDs
+    except (OSError, AttributeError):
+        return 0
+    get_platforms.restype = ctypes.c_int32
+    get_platforms.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32)]
+    count = ctypes.c_uint32(0)
+    if get_platforms(0, None, ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+def _first_with_platforms(default: str, fallbacks: list[str]) -> str:
+    """`default` if it sees a platform, else the first of `fallbacks` that does, else `default`
+    (so that the error a user sees is about the loader they would expect)."""
+    if _platform_count(default) > 0:
+        return default
+    for candidate in fallbacks:
+        if _platform_count(candidate) > 0:
+            return candidate
+    return default
+
+
 def opencl_library() -> str:
-    """Which OpenCL loader to use: TORCH_OCL_OPENCL_LIBRARY, pyopencl's, or the system one."""
+    """Which OpenCL loader to use: TORCH_OCL_OPENCL_LIBRARY, pyopencl's, or the system one.
+
+    Where the system has an OpenCL of its own beside pyopencl's loader (macOS), and pyopencl's
+    loader finds no platform, the system's is used: a Mac gets Apple's OpenCL device without
+    setting TORCH_OCL_OPENCL_LIBRARY. TORCH_OCL_OPENCL_FALLBACK (paths separated by os.pathsep)
+    replaces that list of fallbacks, on any system.
+    """
     explicit = os.environ.get("TORCH_OCL_OPENCL_LIBRARY")
     if explicit:
         return explicit
-    return _pyopencl_loader() or ""
+    loader = _pyopencl_loader() or ""
+    # TORCH_OCL_OPENCL_FALLBACK (os.pathsep-separated) replaces the system's list (tests use it).
+    custom = os.environ.get("TORCH_OCL_OPENCL_FALLBACK")
+    if custom is not None:
+        fallbacks = [path for path in custom.split(os.pathsep) if path]
+    else:
+        fallbacks = _SYSTEM_FALLBACK.get(sys.platform, [])
+    if loader and fallbacks:
+        return _first_with_platforms(loader, fallbacks)
+    return loader
 
 
 _loaded = False
