@@ -10,7 +10,7 @@ float32 gradients), the status is one of
     not native  some sample fell back to the CPU (no native kernel for it)
     wrong       some sample gave a different result without an error (a bug)
     error       some sample raised on ocl where the CPU did not, or raised differently
-    skip        out of scope (complex output) or no sample
+    skip        out of scope (complex output, sparse input) or no sample
 the worst over the samples (wrong > error > not native > pass).
 """
 
@@ -112,7 +112,7 @@ def write_markdown(data, path: pathlib.Path):
     out.append("")
     out.append(
         "| pass | dtype | native and passing | not native | wrong | error | total | "
-        "skipped (complex / no sample) |"
+        "skipped (complex / sparse) |"
     )
     out.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for which in ("forward", "backward"):

@@ -691,3 +691,8 @@ class TestOpInfo(TestCase):
 
 
 instantiate_device_type_tests(TestOpInfo, globals(), only_for=("privateuse1",))
+
+if not ocl_available():
+    # Without a device PyTorch's machinery instantiates no ocl class: say why instead of nothing.
+    def test_opinfo_needs_a_device():
+        pytest.skip("no OpenCL device: " + torch.ocl.why_unavailable())
