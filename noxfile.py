@@ -419,6 +419,25 @@ def stress(session: nox.Session) -> None:
 
 
 @nox.session
+def coverage(session: nox.Session) -> None:
+    """The full OpInfo sweep (TORCH_OCL_OPINFO=full: every op, sample and dtype) against the
+    installed wheel, then ci/opinfo_coverage.py writes coverage/opinfo.json and docs/ops.md.
+    Arguments go to pytest (e.g. -x, -k add). The sweep's failures do not fail the session."""
+    _install_wheel(session, "pocl,test")
+    report = ROOT / ".nox" / "opinfo-report.jsonl"
+    report.unlink(missing_ok=True)
+    start = time.monotonic()
+    session.run(
+        "python", "-m", "pytest", "tests/ops/test_opinfo.py", "-q", "-p", "no:cacheprovider",
+        *session.posargs,
+        env={"TORCH_OCL_OPINFO": "full", "TORCH_OCL_OPINFO_REPORT": str(report)},
+        success_codes=[0, 1],
+    )  # fmt: skip
+    session.log(f"OpInfo sweep took {time.monotonic() - start:.0f} s")
+    session.run("python", "ci/opinfo_coverage.py", str(report))
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """benchmarks/bench_runtime.py with the installed wheel (arguments go to the script)."""
     _install_wheel(session, "pocl")
