@@ -18,37 +18,18 @@ Kinds, worst first:
 # --------------------------------------------------------------------------------
 # SILENT WRONG RESULTS: ocl returns without an error, and the values (or dtype, or
 # shape) differ from the CPU's beyond the dtype's tolerance. Each one is a bug.
-# 4 entries.
+# 1 entries.
 WRONG = {
-    ("all", "uint8", "forward"): (0, "wrong result: dtype bool, expected uint8"),
-    ("any", "uint8", "forward"): (0, "wrong result: dtype bool, expected uint8"),
-    ("native_layer_norm", "bfloat16", "forward"): (
-        16,
-        "wrong result: output 1: dtype float32, expected bfloat16",
-    ),
-    ("native_layer_norm", "float16", "forward"): (
-        16,
-        "wrong result: output 1: dtype float32, expected float16",
+    ("native_layer_norm", "float32", "backward"): (
+        8,
+        "wrong result: grad output 0: 1/1 elements differ, max abs diff 4.24e-05",
     ),
 }
 
 # What a person found when checking WRONG entries by hand (key -> note).
-WRONG_NOTES = {
-    (
-        "all",
-        "uint8",
-        "forward",
-    ): "checked: torch.all(torch.tensor([1, 0, 2], dtype=torch.uint8, device='ocl')) is a bool tensor; the CPU gives uint8 (its legacy rule for uint8 inputs)",
-    ("any", "uint8", "forward"): "checked: as for all: bool on ocl, uint8 on the CPU",
-    (
-        "native_layer_norm",
-        "bfloat16",
-        "forward",
-    ): "checked: an empty input (0, 1) gives float32 mean and rstd on ocl, bfloat16 on the CPU (non-empty inputs agree)",
-    ("native_layer_norm", "float16", "forward"): "checked: as for bfloat16 (empty input only)",
-}
+WRONG_NOTES = {}
 
-# 4 entries.
+# 5 entries.
 ERRORS = {
     ("native_dropout_backward", "bool", "forward"): (
         0,
@@ -66,12 +47,16 @@ ERRORS = {
         0,
         "error: RuntimeError: result type Float can't be cast to the desired output type Byte",
     ),
+    ("nn.functional.local_response_norm", "int64", "forward"): (
+        0,
+        "error: RuntimeError: pooling on ocl: expected a floating point input, got Long",
+    ),
 }
 
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 2458 entries.
+# 2433 entries.
 NOT_NATIVE = {
     ("__getitem__", "bfloat16", "forward"): (0, "not native yet: aten::index.Tensor_out"),
     ("__getitem__", "bool", "forward"): (0, "not native yet: aten::index.Tensor_out"),
@@ -255,10 +240,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: addmm is implemented for floating dtypes only, got Int",
     ),
-    ("addmm", "int64", "forward"): (
-        0,
-        "not native yet: torch-ocl: addmm is implemented for floating dtypes only, got Long",
-    ),
     ("addmm", "uint8", "forward"): (
         0,
         "not native yet: torch-ocl: addmm is implemented for floating dtypes only, got Byte",
@@ -266,10 +247,6 @@ NOT_NATIVE = {
     ("addmm.decomposed", "int32", "forward"): (
         0,
         "not native yet: torch-ocl: addmm is implemented for floating dtypes only, got Int",
-    ),
-    ("addmm.decomposed", "int64", "forward"): (
-        0,
-        "not native yet: torch-ocl: addmm is implemented for floating dtypes only, got Long",
     ),
     ("addmm.decomposed", "uint8", "forward"): (
         0,
@@ -1120,10 +1097,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Int",
     ),
-    ("linalg.multi_dot", "int64", "forward"): (
-        0,
-        "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Long",
-    ),
     ("linalg.multi_dot", "uint8", "forward"): (
         0,
         "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Byte",
@@ -1453,10 +1426,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Int",
     ),
-    ("mm", "int64", "forward"): (
-        0,
-        "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Long",
-    ),
     ("mm", "uint8", "forward"): (
         0,
         "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Byte",
@@ -1556,14 +1525,7 @@ NOT_NATIVE = {
     ("native_batch_norm", "float64", "forward"): (0, "not native yet: aten::native_batch_norm"),
     ("native_group_norm", "bfloat16", "forward"): (0, "not native yet: aten::var_mean.correction"),
     ("native_group_norm", "float16", "forward"): (0, "not native yet: aten::var_mean.correction"),
-    ("native_group_norm", "float32", "backward"): (0, "not native yet: aten::var_mean.correction"),
-    ("native_group_norm", "float32", "forward"): (0, "not native yet: aten::var_mean.correction"),
     ("native_group_norm", "float64", "forward"): (0, "not native yet: aten::var_mean.correction"),
-    ("native_layer_norm", "bfloat16", "forward"): (0, "not native yet: aten::native_batch_norm"),
-    ("native_layer_norm", "float16", "forward"): (0, "not native yet: aten::native_batch_norm"),
-    ("native_layer_norm", "float32", "backward"): (0, "not native yet: aten::native_batch_norm"),
-    ("native_layer_norm", "float32", "forward"): (0, "not native yet: aten::native_batch_norm"),
-    ("native_layer_norm", "float64", "forward"): (0, "not native yet: aten::native_batch_norm"),
     ("nextafter", "bfloat16", "forward"): (0, "not native yet: aten::nextafter.out"),
     ("nextafter", "float16", "forward"): (0, "not native yet: aten::nextafter.out"),
     ("nextafter", "float32", "backward"): (0, "not native yet: aten::nextafter.out"),
@@ -1574,14 +1536,6 @@ NOT_NATIVE = {
         "not native yet: aten::_adaptive_avg_pool2d",
     ),
     ("nn.functional.adaptive_avg_pool1d", "float16", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool1d", "float32", "backward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool1d", "float32", "forward"): (
         0,
         "not native yet: aten::_adaptive_avg_pool2d",
     ),
@@ -1728,25 +1682,14 @@ NOT_NATIVE = {
         0,
         "not native yet: aten::native_batch_norm",
     ),
-    ("nn.functional.batch_norm", "float32", "backward"): (
-        0,
-        "not native yet: aten::native_batch_norm",
-    ),
-    ("nn.functional.batch_norm", "float32", "forward"): (
-        0,
-        "not native yet: aten::native_batch_norm",
-    ),
     ("nn.functional.batch_norm", "float64", "forward"): (
         0,
         "not native yet: aten::native_batch_norm",
     ),
     ("nn.functional.bilinear", "bfloat16", "forward"): (0, "not native yet: aten::bmm.out"),
     ("nn.functional.bilinear", "float16", "forward"): (0, "not native yet: aten::bmm.out"),
-    ("nn.functional.bilinear", "float32", "backward"): (0, "not native yet: aten::bmm.out"),
-    ("nn.functional.bilinear", "float32", "forward"): (0, "not native yet: aten::bmm.out"),
     ("nn.functional.bilinear", "float64", "forward"): (0, "not native yet: aten::bmm.out"),
     ("nn.functional.bilinear", "int32", "forward"): (0, "not native yet: aten::bmm.out"),
-    ("nn.functional.bilinear", "int64", "forward"): (0, "not native yet: aten::bmm.out"),
     ("nn.functional.bilinear", "uint8", "forward"): (0, "not native yet: aten::bmm.out"),
     ("nn.functional.binary_cross_entropy", "bfloat16", "forward"): (
         0,
@@ -2159,14 +2102,6 @@ NOT_NATIVE = {
         0,
         "not native yet: aten::var_mean.correction",
     ),
-    ("nn.functional.group_norm", "float32", "backward"): (
-        0,
-        "not native yet: aten::var_mean.correction",
-    ),
-    ("nn.functional.group_norm", "float32", "forward"): (
-        0,
-        "not native yet: aten::var_mean.correction",
-    ),
     ("nn.functional.group_norm", "float64", "forward"): (
         0,
         "not native yet: aten::var_mean.correction",
@@ -2408,14 +2343,6 @@ NOT_NATIVE = {
         0,
         "not native yet: aten::native_batch_norm",
     ),
-    ("nn.functional.layer_norm", "float32", "backward"): (
-        0,
-        "not native yet: aten::native_batch_norm",
-    ),
-    ("nn.functional.layer_norm", "float32", "forward"): (
-        0,
-        "not native yet: aten::native_batch_norm",
-    ),
     ("nn.functional.layer_norm", "float64", "forward"): (
         0,
         "not native yet: aten::native_batch_norm",
@@ -2434,10 +2361,6 @@ NOT_NATIVE = {
     ("nn.functional.linear", "int32", "forward"): (
         0,
         "not native yet: torch-ocl: addmm is implemented for floating dtypes only, got Int",
-    ),
-    ("nn.functional.linear", "int64", "forward"): (
-        0,
-        "not native yet: torch-ocl: addmm is implemented for floating dtypes only, got Long",
     ),
     ("nn.functional.linear", "uint8", "forward"): (
         0,
@@ -2513,17 +2436,13 @@ NOT_NATIVE = {
     ),
     ("nn.functional.local_response_norm", "float32", "backward"): (
         0,
-        "not native yet: aten::avg_pool2d.out",
+        "not native yet: aten::pow.Tensor_Scalar_out",
     ),
     ("nn.functional.local_response_norm", "float32", "forward"): (
         0,
-        "not native yet: aten::avg_pool2d.out",
+        "not native yet: aten::pow.Tensor_Scalar_out",
     ),
     ("nn.functional.local_response_norm", "float64", "forward"): (
-        0,
-        "not native yet: aten::avg_pool2d.out",
-    ),
-    ("nn.functional.local_response_norm", "int64", "forward"): (
         0,
         "not native yet: aten::avg_pool2d.out",
     ),
@@ -4347,10 +4266,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Int",
     ),
-    ("tensordot", "int64", "forward"): (
-        0,
-        "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Long",
-    ),
     ("tensordot", "uint8", "forward"): (
         0,
         "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Byte",
@@ -4746,6 +4661,7 @@ TOLERANCES = {
 # default run leaves them out; TORCH_OCL_OPINFO=full runs them.
 FALLBACK_ONLY_OPS = set(
     [
+        "__rmatmul__",
         "__rmod__",
         "__rpow__",
         "__rsub__",
@@ -4762,6 +4678,7 @@ FALLBACK_ONLY_OPS = set(
         "addmv",
         "aminmax",
         "angle",
+        "arange",
         "argsort",
         "asin",
         "asinh",
@@ -4791,6 +4708,8 @@ FALLBACK_ONLY_OPS = set(
         "count_nonzero",
         "cov",
         "cross",
+        "cummax",
+        "cummin",
         "cumprod",
         "cumsum",
         "cumulative_trapezoid",
@@ -4881,7 +4800,10 @@ FALLBACK_ONLY_OPS = set(
         "linalg.tensorinv",
         "linalg.tensorsolve",
         "linalg.vander",
+        "linalg.vecdot",
         "linalg.vector_norm",
+        "linspace",
+        "linspace.tensor_overload",
         "log10",
         "log1p",
         "log2",
@@ -4891,6 +4813,8 @@ FALLBACK_ONLY_OPS = set(
         "logcumsumexp",
         "logdet",
         "logit",
+        "logspace",
+        "logspace.tensor_overload",
         "lu",
         "lu_solve",
         "lu_unpack",
@@ -4901,6 +4825,7 @@ FALLBACK_ONLY_OPS = set(
         "masked.norm",
         "masked.normalize",
         "masked_scatter",
+        "matmul",
         "matrix_exp",
         "max_pool2d_with_indices_backward",
         "median",
@@ -4919,6 +4844,7 @@ FALLBACK_ONLY_OPS = set(
         "native_batch_norm",
         "nextafter",
         "nn.functional.adaptive_avg_pool2d",
+        "nn.functional.adaptive_avg_pool3d",
         "nn.functional.adaptive_max_pool1d",
         "nn.functional.adaptive_max_pool2d",
         "nn.functional.adaptive_max_pool3d",
@@ -4959,6 +4885,8 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.interpolate.nearest-exact",
         "nn.functional.interpolate.trilinear",
         "nn.functional.leaky_relu",
+        "nn.functional.linear_cross_entropy.chunked",
+        "nn.functional.linear_cross_entropy.chunked_none",
         "nn.functional.logsigmoid",
         "nn.functional.max_pool1d",
         "nn.functional.max_pool2d",
@@ -4989,6 +4917,7 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.scaled_dot_product_attention",
         "nn.functional.selu",
         "nn.functional.silu",
+        "nn.functional.smooth_l1_loss",
         "nn.functional.soft_margin_loss",
         "nn.functional.softplus",
         "nn.functional.softshrink",
@@ -5019,6 +4948,7 @@ FALLBACK_ONLY_OPS = set(
         "remainder",
         "renorm",
         "roll",
+        "rot90",
         "round.decimals_0",
         "round.decimals_3",
         "round.decimals_neg_3",
