@@ -248,7 +248,10 @@ def _test(session: nox.Session, minor: str) -> None:
 
 def _smoke(session: nox.Session, minor: str) -> None:
     constraints = _constraints(minor)
-    python = ".".join(platform.python_version_tuple()[:2])
+    # The session's Python (nox's own may differ: --force-python, setup-python in the workflows).
+    python = session.run(
+        "python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])", silent=True
+    ).strip()
     if python not in torch_versions.PYTHONS[minor]:
         session.skip(
             f"torch {minor} has no wheels for Python {python} (it has "
