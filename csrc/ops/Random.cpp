@@ -201,7 +201,9 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 }
 
 at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
-  return grad.mul(mask).mul_(scale);
+  at::Tensor r = grad.mul(mask);
+  // An integer or bool gradient gives a float result, as on the CPU (type promotion with scale).
+  return r.is_floating_point() ? r.mul_(scale) : r.mul(scale);
 }
 
 // Mantissa digits of a floating dtype (0 for the others).

@@ -29,24 +29,8 @@ WRONG = {
 # What a person found when checking WRONG entries by hand (key -> note).
 WRONG_NOTES = {}
 
-# 5 entries.
+# 1 entries.
 ERRORS = {
-    ("native_dropout_backward", "bool", "forward"): (
-        0,
-        "error: RuntimeError: result type Float can't be cast to the desired output type Bool",
-    ),
-    ("native_dropout_backward", "int32", "forward"): (
-        0,
-        "error: RuntimeError: result type Float can't be cast to the desired output type Int",
-    ),
-    ("native_dropout_backward", "int64", "forward"): (
-        0,
-        "error: RuntimeError: result type Float can't be cast to the desired output type Long",
-    ),
-    ("native_dropout_backward", "uint8", "forward"): (
-        0,
-        "error: RuntimeError: result type Float can't be cast to the desired output type Byte",
-    ),
     ("nn.functional.local_response_norm", "int64", "forward"): (
         0,
         "error: RuntimeError: pooling on ocl: expected a floating point input, got Long",

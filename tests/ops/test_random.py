@@ -12,7 +12,14 @@ import re
 
 import pytest
 import torch
-from ocl_testing import DEVICE, dtype_id, on_simulator, skip_unsupported
+from ocl_testing import (
+    DEVICE,
+    assert_ocl_close,
+    dtype_id,
+    make_cpu,
+    on_simulator,
+    skip_unsupported,
+)
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
@@ -670,3 +677,15 @@ def test_bernoulli_extreme_probabilities():
     assert tiny.sum().item() == 0
     huge = torch.empty(n, dtype=torch.bool, device=DEVICE).bernoulli_(1 - 1e-12).cpu()
     assert huge.all()
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.int64, torch.int32, torch.uint8, torch.bool, torch.float16], ids=dtype_id
+)
+def test_native_dropout_backward_promotes_like_cpu(dtype):
+    """An integer or bool gradient gives a float result (it raised a cast error)."""
+    g = make_cpu((9,), dtype, seed=3)
+    mask = make_cpu((9,), torch.bool, seed=4)
+    want = torch.ops.aten.native_dropout_backward(g, mask, 2.0)
+    got = torch.ops.aten.native_dropout_backward(g.to(DEVICE), mask.to(DEVICE), 2.0)
+    assert_ocl_close(got, want, exact=True)
