@@ -2,6 +2,7 @@
 // sqrt, rsqrt, sigmoid, tanh, sin, cos, reciprocal), functional, in-place and out=.
 #include <ATen/native/TensorIterator.h>
 #include <ATen/ops/empty.h>
+#include <torch/headeronly/version.h>
 #include <torch/library.h>
 
 #include <string_view>
@@ -26,13 +27,16 @@ struct BoolError {
   const char* message;
   bool dispatch;
 };
+// torch 2.14 raises the neg/relu errors as NotImplementedError too (2.13: RuntimeError).
+constexpr bool kNegReluNotImplemented = TORCH_VERSION_MAJOR > 2 ||
+                                        (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 14);
 BoolError bool_input_error(std::string_view op) {
   if (op == "neg")
     return {
         "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
         "invert a mask, use the `~` or `logical_not()` operator instead.",
-        false};
-  if (op == "relu") return {"Boolean inputs not supported for relu", false};
+        kNegReluNotImplemented};
+  if (op == "relu") return {"Boolean inputs not supported for relu", kNegReluNotImplemented};
   if (op == "abs") return {"\"abs_cpu\" not implemented for 'Bool'", true};
   if (op == "ceil") return {"\"ceil_vml_cpu\" not implemented for 'Bool'", true};
   if (op == "floor") return {"\"floor_vml_cpu\" not implemented for 'Bool'", true};
