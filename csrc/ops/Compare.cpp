@@ -1,4 +1,5 @@
 // Comparisons (eq, ne, lt, le, gt, ge with tensor or scalar), isnan, where, and clamp.
+#include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/native/Resize.h>
@@ -8,7 +9,12 @@
 #include <ATen/ops/ne.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/zeros.h>
+#include <torch/headeronly/version.h>
 #include <torch/library.h>
+
+#include <algorithm>
+#include <limits>
+#include <string_view>
 
 #include "ops/Elementwise.h"
 
@@ -105,6 +111,27 @@ at::Tensor where(const at::Tensor& cond, const at::Tensor& self, const at::Tenso
   return where_out(cond, self, other, out);
 }
 
+// From torch 2.15 the CPU clamps an integer tensor with a bound beyond its dtype's range to that
+// range, and raises when the bound leaves no value (a min above the maximum, a max below the
+// minimum); before, the bound had to fit the dtype. Returns the bound to pass to the kernel.
+at::Scalar integer_clamp_bound(const at::Scalar& bound, at::ScalarType t, const char* which) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 15)
+  if (!at::isIntegralType(t, /*includeBool=*/false) || bound.isFloatingPoint()) return bound;
+  int64_t lowest = 0, highest = 0;
+  AT_DISPATCH_INTEGRAL_TYPES(t, "clamp", [&] {
+    lowest = std::numeric_limits<scalar_t>::lowest();
+    highest = std::numeric_limits<scalar_t>::max();
+  });
+  const int64_t v = bound.toLong();
+  const bool is_min = std::string_view(which) == "min";
+  TORCH_CHECK(is_min ? v <= highest : v >= lowest, "Clamp ", which, " value ", bound.toDouble(),
+              " is outside the representable range of ", t);
+  return std::clamp(v, lowest, highest);
+#else
+  return bound;
+#endif
+}
+
 // clamp with scalar bounds: the result dtype follows type promotion with the bounds (an int
 // tensor clamped to 0.5 is float), NaN inputs and NaN bounds give NaN like the CPU.
 at::Tensor clamp_impl(at::Tensor out, const at::Tensor& a, const std::optional<at::Scalar>& lo,
@@ -138,8 +165,8 @@ at::Tensor clamp_impl(at::Tensor out, const at::Tensor& a, const std::optional<a
                   .build();
   EwParams p;
   p.compute = result;
-  if (lo) p.p0 = *lo;
-  if (hi) p.p1 = *hi;
+  if (lo) p.p0 = integer_clamp_bound(*lo, result, "min");
+  if (hi) p.p1 = integer_clamp_bound(*hi, result, "max");
   p.extra = lo && hi ? "-DHAS_LO -DHAS_HI" : lo ? "-DHAS_LO" : "-DHAS_HI";
   launch_elementwise(iter, "clamp", p);
   return out;
