@@ -11,12 +11,10 @@
 
 #include <vector>
 
+#include "ops/Structured.h"
+
 namespace torch_ocl {
 namespace {
-
-at::Tensor meta_like(const at::Tensor& t) {
-  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
-}
 
 // Copies every input into its slice of `out` (already of the result's shape and dtype).
 void copy_slices(const std::vector<at::Tensor>& inputs, int64_t dim, at::Tensor& out) {

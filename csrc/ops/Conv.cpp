@@ -89,6 +89,19 @@ cl_long4 spatial_strides(const at::Tensor& t5) {
   return v;
 }
 
+// The geometry arguments every conv kernel takes: input and output sizes, kernel, stride,
+// padding and dilation (3 spatial dims each).
+void push_geometry(KernelLaunch& l, const Geom& g) {
+  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+}
+
+// A [N, C, D, H, W] operand: its buffer, then its N and C strides and its spatial strides.
+void push_tensor5(KernelLaunch& l, const at::Tensor& t5, size_t item) {
+  l.buffer(buffer_of(t5), item);
+  l.arg(static_cast<cl_long>(t5.stride(0))).arg(static_cast<cl_long>(t5.stride(1)));
+  l.arg(spatial_strides(t5));
+}
+
 void check_count(int64_t count, const char* what) {
   TORCH_CHECK(count < INT_MAX, "torch-ocl: convolution ", what,
               " is too large for the kernels' 32-bit indexing (", count, " work-items)");
@@ -137,10 +150,8 @@ void launch_im2col(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom& g,
   const size_t item = cols.itemsize();
   KernelLaunch l(get_kernel(device, "conv.cl", "im2col", opts_for(cols.scalar_type(), device)));
   l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(nb));
-  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
-  l.buffer(buffer_of(xs), item);
-  l.arg(static_cast<cl_long>(xs.stride(0))).arg(static_cast<cl_long>(xs.stride(1)));
-  l.arg(spatial_strides(xs));
+  push_geometry(l, g);
+  push_tensor5(l, xs, item);
   l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
   l.enqueue1d(device, static_cast<size_t>(count), kLws);
 }
@@ -158,10 +169,8 @@ void launch_im2col_rows(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom
   KernelLaunch l(
       get_kernel(device, "conv.cl", "im2col_rows", opts_for(cols.scalar_type(), device)));
   l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.G)).arg(static_cast<cl_int>(g.Cg()));
-  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
-  l.buffer(buffer_of(xs), item);
-  l.arg(static_cast<cl_long>(xs.stride(0))).arg(static_cast<cl_long>(xs.stride(1)));
-  l.arg(spatial_strides(xs));
+  push_geometry(l, g);
+  push_tensor5(l, xs, item);
   l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
   l.enqueue1d(device, static_cast<size_t>(count), kLws);
 }
@@ -178,11 +187,9 @@ void launch_col2im(const at::Tensor& cols, int64_t n0, int64_t nb, const Geom& g
   const at::Tensor b = bias.defined() ? bias.contiguous() : cols;
   KernelLaunch l(get_kernel(device, "conv.cl", "col2im", opts_for(cols.scalar_type(), device)));
   l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(nb)).arg(static_cast<cl_int>(g.C));
-  l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
+  push_geometry(l, g);
   l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
-  l.buffer(buffer_of(os), item);
-  l.arg(static_cast<cl_long>(os.stride(0))).arg(static_cast<cl_long>(os.stride(1)));
-  l.arg(spatial_strides(os));
+  push_tensor5(l, os, item);
   l.arg(static_cast<cl_int>(bias.defined() ? 1 : 0)).buffer(buffer_of(b), item);
   l.enqueue1d(device, static_cast<size_t>(count), kLws);
 }
@@ -232,15 +239,11 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
         get_kernel(device, "conv.cl", "dw_forward", opts_for(out5.scalar_type(), device)));
     l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.CO));
     l.arg(static_cast<cl_int>(g.CO / g.C));
-    l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
-    l.buffer(buffer_of(x5), item);
-    l.arg(static_cast<cl_long>(x5.stride(0))).arg(static_cast<cl_long>(x5.stride(1)));
-    l.arg(spatial_strides(x5));
+    push_geometry(l, g);
+    push_tensor5(l, x5, item);
     l.buffer(buffer_of(wc), item);
     l.arg(static_cast<cl_int>(b.defined() ? 1 : 0)).buffer(buffer_of(bb), item);
-    l.buffer(buffer_of(out5), item);
-    l.arg(static_cast<cl_long>(out5.stride(0))).arg(static_cast<cl_long>(out5.stride(1)));
-    l.arg(spatial_strides(out5));
+    push_tensor5(l, out5, item);
     l.enqueue1d(device, static_cast<size_t>(count), kLws);
     return;
   }
@@ -343,14 +346,10 @@ void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tens
           get_kernel(device, "conv.cl", "dw_backward_input", opts_for(gx5.scalar_type(), device)));
       l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.C));
       l.arg(static_cast<cl_int>(g.CO / g.C));
-      l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
-      l.buffer(buffer_of(gy5), item);
-      l.arg(static_cast<cl_long>(gy5.stride(0))).arg(static_cast<cl_long>(gy5.stride(1)));
-      l.arg(spatial_strides(gy5));
+      push_geometry(l, g);
+      push_tensor5(l, gy5, item);
       l.buffer(buffer_of(wc), item);
-      l.buffer(buffer_of(gx5), item);
-      l.arg(static_cast<cl_long>(gx5.stride(0))).arg(static_cast<cl_long>(gx5.stride(1)));
-      l.arg(spatial_strides(gx5));
+      push_tensor5(l, gx5, item);
       l.enqueue1d(device, static_cast<size_t>(count), kLws);
     }
     if (bias.defined()) gx5.add_(bias.view({1, -1, 1, 1, 1}));
@@ -391,13 +390,9 @@ at::Tensor weight_grad(const at::Tensor& gy5, const at::Tensor& x5, const at::Te
     KernelLaunch l(
         get_kernel(device, "conv.cl", "dw_backward_weight", opts_for(gw.scalar_type(), device)));
     l.arg(static_cast<cl_int>(g.N)).arg(static_cast<cl_int>(g.CO / g.C));
-    l.arg(i4(g.isz)).arg(i4(g.osz)).arg(i4(g.ks)).arg(i4(g.st)).arg(i4(g.pd)).arg(i4(g.dl));
-    l.buffer(buffer_of(x5), item);
-    l.arg(static_cast<cl_long>(x5.stride(0))).arg(static_cast<cl_long>(x5.stride(1)));
-    l.arg(spatial_strides(x5));
-    l.buffer(buffer_of(gy5), item);
-    l.arg(static_cast<cl_long>(gy5.stride(0))).arg(static_cast<cl_long>(gy5.stride(1)));
-    l.arg(spatial_strides(gy5));
+    push_geometry(l, g);
+    push_tensor5(l, x5, item);
+    push_tensor5(l, gy5, item);
     l.buffer(buffer_of(gw), item);
     l.enqueue1d(device, static_cast<size_t>(groups) * kDwLws, kDwLws);
     return gw;

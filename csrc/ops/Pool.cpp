@@ -42,10 +42,6 @@ struct Geo {
   int adaptive = 0;
 };
 
-at::Tensor meta_like(const at::Tensor& t) {
-  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
-}
-
 // A device tensor with the sizes and strides of a meta result.
 at::Tensor like_meta(const at::Tensor& meta, const at::Tensor& ref) {
   return at::empty_strided(meta.sizes(), meta.strides(), ref.options().dtype(meta.dtype()));

@@ -58,6 +58,10 @@ at::MemOverlapStatus overlap_status(const at::Tensor& a, const at::Tensor& b) {
 }
 }  // namespace
 
+at::Tensor meta_like(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
+}
+
 bool shares_memory(const at::Tensor& a, const at::Tensor& b) {
   return overlap_status(a, b) != at::MemOverlapStatus::No;
 }

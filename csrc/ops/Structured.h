@@ -76,6 +76,10 @@ at::Tensor prepare_out(const at::Tensor& out, at::IntArrayRef sizes,
                        OnOverlap on_overlap = OnOverlap::kTemporary,
                        const char* dtype_message = nullptr);
 
+// A meta tensor with t's sizes, strides and dtype: run ATen's meta functions on it (an op that
+// reaches its checks and result layout through at::<op>(meta_like(x), ...)).
+at::Tensor meta_like(const at::Tensor& t);
+
 // ---- structured ops ----
 
 template <size_t N>
