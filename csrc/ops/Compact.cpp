@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceError.h"

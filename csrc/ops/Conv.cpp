@@ -30,7 +30,7 @@
 #include <climits>
 #include <string>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 

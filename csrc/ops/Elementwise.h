@@ -8,6 +8,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "ops/KernelTypes.h"
+
 namespace torch_ocl {
 
 // How scalars reach a kernel. CPU torch converts them in two ways, and so do we:
@@ -52,28 +54,5 @@ bool try_batch(const char* op, const at::Tensor& out, const at::Tensor& a, const
                const c10::Scalar* scalar, const EwParams& params = {});
 // Whether a tensor of a's size could be batched at all (cheap; checked before allocating).
 bool batch_size_ok(const at::Tensor& a);
-
-// The kernels' type tag of a dtype ("float", "half", ...); raises for unsupported dtypes or
-// float64 on a device without fp64.
-const char* type_tag(at::ScalarType t, int device);
-bool is_floating_tag(at::ScalarType t);
-// The integer tag of an element's size (uchar, short, int, long): ops that only move elements
-// (masked_select, index_select) copy them as bits, NaN payloads and -0.0 included.
-const char* bits_tag(size_t itemsize);
-// The integer dtype of an element's size (kByte, kShort, kInt, kLong), for moving bits.
-at::ScalarType bits_dtype(size_t itemsize);
-
-// A scalar operand as a float compute value; beyond float's range it becomes +-inf, as on the
-// CPU.
-float scalar_as_float(const c10::Scalar& v);
-// Raises the CPU's "value cannot be converted to type T without overflow" if v does not fit t.
-void check_scalar_fits(const c10::Scalar& v, at::ScalarType t);
-
-// Appends a value of dtype `t`'s compute type (float for half/bfloat16) as a kernel argument:
-// push_compute_scalar checks the value fits t (a parameter), push_operand_scalar converts it
-// without a check (an operand: integers wrap, floats become +-inf), see EwParams.
-class KernelLaunch;
-void push_compute_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t);
-void push_operand_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarType t);
 
 }  // namespace torch_ocl

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"

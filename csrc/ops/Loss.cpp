@@ -6,7 +6,7 @@
 #include <ATen/ops/nll_loss_forward_meta.h>
 #include <torch/library.h>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"

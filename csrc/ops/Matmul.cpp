@@ -11,7 +11,7 @@
 #include <ATen/ops/mm_meta.h>
 #include <torch/library.h>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"

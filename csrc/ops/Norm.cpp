@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 

@@ -25,7 +25,7 @@
 #include <array>
 #include <string>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"

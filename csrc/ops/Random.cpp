@@ -15,7 +15,7 @@
 #include <limits>
 #include <mutex>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Generator.h"
 #include "runtime/Launch.h"

@@ -22,7 +22,7 @@
 #include <algorithm>
 #include <bitset>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"

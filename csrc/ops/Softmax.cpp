@@ -9,7 +9,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
-#include "ops/Elementwise.h"
+#include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
