@@ -13,7 +13,7 @@
 
 Times are the best of several repeats, ocl and CPU taking turns within each repeat; the device is
 synchronised before and after each timed loop. Small elementwise ops are batched several to a
-kernel launch (csrc/runtime/Batch.cpp); run with TORCH_OCL_BATCH=0 to time one launch per op.
+kernel launch (csrc/ops/ElementwiseBatch.cpp); run with TORCH_OCL_BATCH=0 to time one launch per op.
 --device cpu runs everything on the CPU on both sides (a check of the script itself).
 """
 

@@ -4,7 +4,7 @@
 
 #include "ops/Fallback.h"
 #include "runtime/Allocator.h"
-#include "runtime/Batch.h"
+#include "ops/ElementwiseBatch.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
 #include "runtime/OclApi.h"

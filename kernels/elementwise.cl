@@ -1,12 +1,14 @@
 // Elementwise kernels, computed in REG_TYPE(COMP_T) and converted to the output's type:
 //   `elementwise`: out[i] = OP(in0[i], in1[i], in2[i]) (with p0, p1) over n elements, strided;
 //   `elementwise_batch`: a list of small contiguous ops run in order by one work-group (one launch
-//   for many tiny ops; see csrc/runtime/Batch.cpp).
+//   for many tiny ops; see csrc/ops/ElementwiseBatch.cpp).
 // Every op is a macro EWOP_<name>(a, b, c) below, shared by both kernels.
 //
 // Build options of `elementwise` (set by csrc/ops/Elementwise.cpp):
-//   -DEW_OP=EWOP_<name> -DOP_<name>  the operation (the full macro name: names like tanh
-//                          are macros themselves in some compilers' headers)
+//   -DEW_OP=EWOP_<name>    the operation (the full macro name: names like tanh are macros
+//                          themselves in some compilers' headers); <name> as in the op table,
+//                          csrc/ops/ElementwiseOps.h
+//   -DLOAD_COND            operand 0 is a condition read in its own type (where)
 //   -DOUT_T=<tag> -DCOMP_T=<tag> [-DCOMP_FLOAT when COMP_T is a floating type]
 //   -DNIN=<0..3> -DIN0_T=<tag> -DIN1_T=<tag> -DIN2_T=<tag>
 //   -DIN<k>_SCALAR         operand k is a kernel argument of type REG_TYPE(COMP_T), not a buffer
@@ -16,17 +18,17 @@
 // Arguments, in order:
 //   ulong n, out buffer, ulong out_off,
 //   for each input k: (buffer, ulong off) or (REG_TYPE(COMP_T) value) when IN<k>_SCALAR,
-//   REG_TYPE(COMP_T) p0, REG_TYPE(COMP_T) p1,
+//   REG_TYPE(COMP_T) p0, p1, p2 (the op's scalar parameters),
 //   when NDIM > 0: long8 sizes (innermost first), long8 out strides, long8 strides of every
 //   input that is a buffer (in elements);
 //   with -DEW_NONZERO_B: the error word (__global int*) and the code to record.
 // Launch: 1-D, global = ceil(n / CHUNK) (CHUNK only when NDIM == 0) rounded up to the local
 // size.
 //
-// Build options of `elementwise_batch` (set by csrc/runtime/Batch.cpp):
+// Build options of `elementwise_batch` (set by csrc/ops/ElementwiseBatch.cpp):
 //   -DBATCH_T=<tag>        the dtype of every operand (a floating tag; computed in float)
 //   -DBATCH_MAX=<k>        capacity of the op list
-//   -DBATCH_OPS=X(0,EWOP_add)X(1,EWOP_sub)...  op codes, as the host numbers them
+//   -DBATCH_OPS=X(0,EWOP_add)X(1,EWOP_mul)...  op codes (the ops' EwId, csrc/ops/ElementwiseOps.h)
 // Arguments: BATCH_SLOTS (8) buffers, then a batch_list by value (layout below).
 // Launch: one work-group (global == local).
 
@@ -82,7 +84,6 @@ inline COMP floor_divide(COMP a, COMP b) {
 }
 
 #define EWOP_add(a, b, c) ((a) + p0 * (b))
-#define EWOP_sub(a, b, c) ((a)-p0 * (b))
 #define EWOP_mul(a, b, c) ((a) * (b))
 #define EWOP_div_true(a, b, c) ((a) / (b))
 #ifdef COMP_FLOAT
@@ -119,32 +120,32 @@ inline COMP floor_divide(COMP a, COMP b) {
 #define EWOP_neg(a, b, c) (-(a))
 #define EWOP_abs(a, b, c) ABS(a)
 #define EWOP_sign(a, b, c) (COMP)(((a) > 0) - ((a) < 0))
-#define EWOP_relu(a, b, c) ((a) < 0 ? (COMP)0 : (a))
-inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
+// clamp: a NaN input or a NaN bound gives NaN, as on the CPU.
+inline COMP clamp_lo(COMP a, COMP lo) {
 #ifdef COMP_FLOAT
   if (isnan(a)) return a;
-#endif
-#ifdef HAS_LO
-#ifdef COMP_FLOAT
   if (isnan(lo)) return lo;
 #endif
-  if (a < lo) a = lo;
-#endif
-#ifdef HAS_HI
+  return a < lo ? lo : a;
+}
+inline COMP clamp_hi(COMP a, COMP hi) {
 #ifdef COMP_FLOAT
+  if (isnan(a)) return a;
   if (isnan(hi)) return hi;
 #endif
-  if (a > hi) a = hi;
-#endif
-  return a;
+  return a > hi ? hi : a;
 }
-#define EWOP_clamp(a, b, c) clamp_op(a, p0, p1)
+#define EWOP_clamp(a, b, c) clamp_hi(clamp_lo(a, p0), p1)
+#define EWOP_clamp_min(a, b, c) clamp_lo(a, p0)
+#define EWOP_clamp_max(a, b, c) clamp_hi(a, p0)
 #define EWOP_where(a, b, c) ((a) != 0 ? (b) : (c))
 #define EWOP_addcmul(a, b, c) ((a) + p0 * (b) * (c))
 #define EWOP_addcdiv(a, b, c) ((a) + p0 * ((b) / (c)))
 #define EWOP_lerp(a, b, c) \
   (fabs(p0) < (COMP)0.5 ? (a) + p0 * ((b) - (a)) : (b) - ((b) - (a)) * ((COMP)1 - p0))
-#define EWOP_threshold_backward(a, b, c) ((b) <= p0 ? (COMP)0 : (a))
+// threshold(x, other): x <= threshold (p0) ? value (p1) : other (relu's gradient: x the input,
+// other the gradient, value 0).
+#define EWOP_threshold(a, b, c) ((a) <= p0 ? p1 : (b))
 #define EWOP_sigmoid_backward(a, b, c) ((a) * ((COMP)1 - (b)) * (b))
 #define EWOP_tanh_backward(a, b, c) ((a) * ((COMP)1 - (b) * (b)))
 #ifdef COMP_FLOAT
@@ -236,7 +237,7 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #endif
 
 // The condition of `where` keeps its own type; every other operand converts to COMP.
-#ifdef OP_where
+#ifdef LOAD_COND
 #define LOAD_IN0(off) (LOAD(IN0_T, in0, off) != 0)
 #else
 #define LOAD_IN0(off) CONVERT(COMP_T, LOAD(IN0_T, in0, off))
@@ -295,7 +296,7 @@ inline COMP clamp_op(COMP a, COMP lo, COMP hi) {
 #endif
 
 __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_off P0 P1 P2, COMP p0,
-                          COMP p1 STRIDE_PARAMS ERR_PARAMS) {
+                          COMP p1, COMP p2 STRIDE_PARAMS ERR_PARAMS) {
 #if NDIM == 0
   const idx_t base = (idx_t)get_global_id(0) * CHUNK;
   if (base + CHUNK <= (idx_t)n) {
@@ -352,11 +353,11 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
 #define BATCH_SLOTS 8
 
 // One op of a batch: out = EWOP(a, b) over n contiguous elements; operands are (slot, offset in
-// elements) pairs; with b_slot >= BATCH_SLOTS, b is the value p1 (a scalar operand; unary ops
+// elements) pairs; with b_slot >= BATCH_SLOTS, b is the value bv (a scalar operand; unary ops
 // ignore it). Only 32-bit fields, so the host's struct has the same layout.
 typedef struct {
   uint op, n, out_slot, a_slot, b_slot, out_off, a_off, b_off;
-  float p0, p1;
+  float p0, p1, bv;
 } batch_op;
 
 typedef struct {
@@ -365,7 +366,7 @@ typedef struct {
 } batch_list;
 
 inline float batch_apply(uint op, float a, float b, float p0, float p1) {
-  const float c = 0;
+  const float c = 0, p2 = 0;
   switch (op) {
 #define X(code, op) \
   case code:        \
@@ -391,7 +392,7 @@ __kernel void elementwise_batch(BATCH_PTR m0, BATCH_PTR m1, BATCH_PTR m2, BATCH_
     const bool binary = o.b_slot < BATCH_SLOTS;
     for (uint i = lid; i < o.n; i += lsize) {
       const float x = LOAD(BATCH_T, a, o.a_off + i);
-      const float y = binary ? LOAD(BATCH_T, b, o.b_off + i) : o.p1;
+      const float y = binary ? LOAD(BATCH_T, b, o.b_off + i) : o.bv;
       STORE(BATCH_T, out, o.out_off + i, CONVERT(BATCH_T, batch_apply(o.op, x, y, o.p0, o.p1)));
     }
     // The next op may read what this one wrote (work-items of one group share global memory

@@ -102,7 +102,7 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
                     .build();
     EwParams params;
     params.compute = bits;
-    launch_elementwise(iter, "copy", params);
+    launch_elementwise(iter, EwId::copy, params);
     return;
   }
   auto iter = at::TensorIteratorConfig()
@@ -114,7 +114,7 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
                   .build();
   EwParams params;
   params.compute = src.scalar_type();
-  launch_elementwise(iter, "copy", params);
+  launch_elementwise(iter, EwId::copy, params);
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {

@@ -48,7 +48,7 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   // checking against double lets every value through.
   const bool reduced = self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16;
   if (self.numel() == 1 && reduced) p.param_dtype = at::kDouble;
-  launch_elementwise(iter, "fill", p);
+  launch_elementwise(iter, EwId::fill, p);
   return self;
 }
 

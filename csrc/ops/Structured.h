@@ -12,6 +12,12 @@
 //        m.impl("my_op", MyOp::functional);
 //        m.impl("my_op.out", MyOp::out);
 //
+//  - AtenStructured<Impl>: an op whose whole implementation is ATen's own structured class
+//    (at::native::structured_<op>_out in ATen/ops/<op>_native.h: its meta builds a
+//    TensorIterator, its impl calls a DispatchStub for which we register our kernel). This file
+//    only supplies the outputs, as the wrappers PyTorch generates for its CPU kernels do:
+//        m.impl("exp", AtenStructured<at::native::structured_exp_out>::functional);
+//
 //  - prepare_out / finish_out: the same checks for an op that has no meta function (the op gives
 //    its expected dtype and, where the CPU words it differently, its own message).
 //
@@ -30,6 +36,7 @@
 #include <optional>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace torch_ocl {
@@ -97,6 +104,23 @@ const T& meta_arg(const T& v) {
 inline at::OptionalTensorRef meta_arg(const std::optional<at::Tensor>& t) {
   return t && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
 }
+inline at::OptionalScalarRef meta_arg(const std::optional<at::Scalar>& s) {
+  return s ? at::OptionalScalarRef(*s) : at::OptionalScalarRef();
+}
+
+// The argument type of the registered op (its schema's C++ type) for a meta/impl argument type.
+template <class T>
+struct SchemaArg {
+  using type = T;
+};
+template <>
+struct SchemaArg<at::OptionalTensorRef> {
+  using type = const std::optional<at::Tensor>&;
+};
+template <>
+struct SchemaArg<at::OptionalScalarRef> {
+  using type = const std::optional<at::Scalar>&;
+};
 
 // The tensors among the arguments, for the overlap checks.
 template <class T>
@@ -224,5 +248,96 @@ struct Structured<Meta, kKernel, kSamePosition> {
     return self;
   }
 };
+
+// ---- structured ops implemented by ATen (the kernel is behind a DispatchStub) ----
+
+namespace structured_detail {
+
+// The outputs of one call of Impl, allocated (functional), checked and resized (out=) or checked
+// (in place) as the meta function declares them; Impl's own set_output_raw_strided (a
+// TensorIterator's) runs afterwards, as in PyTorch's generated wrappers.
+template <class Impl>
+class AtenCall final : public Impl {
+ public:
+  AtenCall(Mode mode, const at::Tensor& given) : mode_(mode), out_(given) {}
+
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options) override {
+    set(i, sizes, strides, options);
+    Impl::set_output_raw_strided(i, sizes, strides, options);
+  }
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options) override {
+    set(i, sizes, strides, options);
+    Impl::set_output_raw_strided(i, sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t) override { return out_; }
+  const at::Tensor& out() const { return out_; }
+
+ private:
+  void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+           const at::TensorOptions& options) {
+    TORCH_INTERNAL_ASSERT(i == 0, "torch-ocl: AtenStructured handles ops with one output");
+    switch (mode_) {
+      case Mode::kFunctional:
+        out_ = allocate_output(sizes, strides, options);
+        break;
+      case Mode::kOut:
+        resize_out(out_, sizes, strides, options);
+        break;
+      case Mode::kInplace:
+        check_inplace(out_, sizes, options);
+        break;
+    }
+  }
+  Mode mode_;
+  at::Tensor out_;
+};
+
+template <class Impl, class... Args>
+at::Tensor run_aten(Mode mode, const at::Tensor& given, const Args&... args) {
+  AtenCall<Impl> call(mode, given);
+  call.meta(meta_arg(args)...);
+  call.impl(meta_arg(args)..., call.out());
+  return call.out();
+}
+
+// The three variants of an op whose functional arguments are First, Rest...
+template <class Impl, class First, class... Rest>
+struct AtenStructuredOps {
+  static at::Tensor functional(First a0, Rest... rest) {
+    return run_aten<Impl>(Mode::kFunctional, at::Tensor(), a0, rest...);
+  }
+  static at::Tensor& out(First a0, Rest... rest, at::Tensor& out) {
+    run_aten<Impl>(Mode::kOut, out, a0, rest...);
+    return out;
+  }
+  static at::Tensor& inplace(at::Tensor& self, Rest... rest) {
+    run_aten<Impl>(Mode::kInplace, self, self, rest...);
+    return self;
+  }
+};
+
+// Impl::impl takes the op's arguments followed by its output: the arguments are all but the last.
+template <class Impl, class Tuple, class Seq>
+struct AtenOpsOf;
+template <class Impl, class Tuple, size_t... I>
+struct AtenOpsOf<Impl, Tuple, std::index_sequence<I...>> {
+  using type = AtenStructuredOps<Impl, typename SchemaArg<std::tuple_element_t<I, Tuple>>::type...>;
+};
+template <class Impl, class Sig>
+struct AtenImplArgs;
+template <class Impl, class... A>
+struct AtenImplArgs<Impl, void (Impl::*)(A...)> {
+  using type =
+      typename AtenOpsOf<Impl, std::tuple<A...>, std::make_index_sequence<sizeof...(A) - 1>>::type;
+};
+
+}  // namespace structured_detail
+
+// AtenStructured<Impl>::functional / ::out / ::inplace for an ATen structured implementation
+// class (see the top of this file).
+template <class Impl>
+using AtenStructured = typename structured_detail::AtenImplArgs<Impl, decltype(&Impl::impl)>::type;
 
 }  // namespace torch_ocl

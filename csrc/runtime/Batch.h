@@ -1,38 +1,28 @@
-// Batching of tiny elementwise ops: instead of one kernel launch each, small contiguous ops on a
-// stream are recorded into that stream's pending batch and run by one launch of
-// kernels/elementwise.cl's `elementwise_batch` (one work-group, the ops in order with a barrier
-// between them). An OpenCL driver's per-launch cost (several microseconds on PoCL and on GPUs)
-// is then paid once per batch instead of once per op.
-//
-// A pending batch is enqueued before anything else is enqueued on its stream (queue_of flushes
-// it), when it is full, and before device memory is released; so stream order, events, queries
-// and host reads see the ops exactly as if they had been launched one by one. Recording never
-// waits. TORCH_OCL_BATCH=0 turns batching off.
+// Work recorded for a stream but not yet enqueued. The op layer may keep work back instead of
+// enqueueing it at once (ops/ElementwiseBatch.cpp gathers tiny elementwise ops into one launch);
+// the runtime makes that invisible: a stream's pending work is enqueued, through the flusher the
+// op layer registers, before anything else is enqueued on that stream (queue_of) and before
+// device memory is released, so stream order, events, queries and host reads see it exactly as
+// if it had been enqueued when recorded. The runtime knows nothing of what the work is.
 #pragma once
-
-#include <c10/core/ScalarType.h>
 
 #include <cstdint>
 
-#include "runtime/Allocator.h"
-
 namespace torch_ocl {
 
-// Records out = EWOP_<op>(a[, b]) over n contiguous elements of dtype t on the current stream of
-// `device`. Returns false (nothing recorded) when the op cannot be batched: an op, dtype or size
-// the batch kernel does not take, batching disabled, or the batch kernel unavailable; the
-// caller then launches the op's own kernel.
-bool batch_record(int device, const char* op, at::ScalarType t, int64_t n, const BufferRef& out,
-                  const BufferRef& a, const BufferRef* b, float p0, float p1);
+// Enqueues the pending work of one stream; called with no runtime lock held.
+using PendingFlusher = void (*)(int device, int64_t stream_id);
+void set_pending_flusher(PendingFlusher flusher);
 
-// Enqueues the pending batch of stream `stream_id` of `device`, if there is one.
+// The op layer marks a stream once it has recorded work for it, and clears the mark only after
+// that work is on the queue (or failed): a thread that sees no mark knows every piece of work
+// recorded before it is already enqueued, so its own enqueue lands behind it.
+void mark_pending(int device, int64_t stream_id);
+void clear_pending(int device, int64_t stream_id);
+
+// Enqueues the pending work of stream `stream_id` of `device`, if there is any.
 void batch_flush(int device, int64_t stream_id);
-// Enqueues every pending batch (before device memory is released).
+// Enqueues the pending work of every stream (before device memory is released).
 void batch_flush_all();
-
-struct BatchCounts {
-  int64_t ops = 0, launches = 0;  // ops recorded into batches; batch kernels enqueued
-};
-BatchCounts batch_counts();
 
 }  // namespace torch_ocl

@@ -28,7 +28,7 @@ c10::Stream stream_from_pool(int device);
 // The stream's queue, with the stream's pending batch of tiny ops (runtime/Batch.h) enqueued
 // first: call it to enqueue on, query or wait for the stream.
 cl_command_queue queue_of(c10::Stream s);
-// The queue without enqueueing the pending batch (for runtime/Batch.cpp).
+// The queue without enqueueing the stream's pending work (for the flusher of runtime/Batch.h).
 cl_command_queue raw_queue_of(c10::Stream s);
 // The current stream's queue of `device` (the current device if -1).
 cl_command_queue current_queue(int device = -1);

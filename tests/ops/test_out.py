@@ -235,6 +235,7 @@ def _table():
         "sigmoid_backward.grad_input": [((_x(2), y), aten.sigmoid_backward.default)],
         "tanh_backward.grad_input": [((_x(2), y), aten.tanh_backward.default)],
         "threshold_backward.grad_input": [((_x(2), _x(3), 0.5), aten.threshold_backward.default)],
+        "threshold.out": [((_x(2), 0.5, -3.0), aten.threshold.default)],
         "sum.IntList_out": [
             ((_x(), [1], False), aten.sum.dim_IntList),
             ((_x(), [0, 1], True), aten.sum.dim_IntList),
@@ -292,6 +293,7 @@ def _table():
         "clamp_": [(_x(), -1.0, 1.0)],
         "clamp_max_": [(_x(), 0.5)],
         "clamp_min_": [(_x(), -0.5)],
+        "threshold_": [(_x(), 0.5, -3.0)],
         "masked_fill_.Scalar": [(_x(), _x(1) > 0, 7.0)],
         "masked_fill_.Tensor": [(_x(), _x(1) > 0, torch.tensor(7.0))],
         "add_.Tensor": [(_x(), _x(1))],
@@ -508,19 +510,6 @@ OUT_CASES, INPLACE_CASES = _all_cases()
 # ---------------------------------------------------------------------------------------------
 # Known failures in files this test does not own (the lead fixes them there).
 
-_CLAMP_OUT = (
-    "out= check in Compare.cpp: {op} with an out of another dtype must raise the CPU's 'Found "
-    "dtype Double but expected Float' (it casts into float64/float16 outs, and words int64/bool "
-    "as 'result type Float can't be cast ...')"
-)
-_BITWISE_INPLACE = (
-    "in-place check in Binary.cpp: {op} on a float64 self must raise NotImplementedError like the "
-    "CPU (TORCH_CHECK_NOT_IMPLEMENTED), not RuntimeError"
-)
-_CLAMP_INPLACE = (
-    "in-place check in Compare.cpp: {op} on an int64 self with float bounds says 'output type "
-    "Long', the CPU 'output type long int' (print the TypeMeta, not the ScalarType)"
-)
 XFAIL: dict = {}
 
 

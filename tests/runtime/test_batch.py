@@ -1,4 +1,4 @@
-"""Tiny-op batching (csrc/runtime/Batch.cpp): small contiguous float ops recorded into a stream's
+"""Tiny-op batching (csrc/ops/ElementwiseBatch.cpp): small contiguous float ops recorded into a
 pending batch and run by one `elementwise_batch` launch. Results must be those of launching each
 op on its own, whatever comes between recording and the launch: dependent chains longer than a
 batch, more buffers than a batch holds, other kernels and copies, other streams and events,
@@ -268,8 +268,23 @@ def test_large_ops_are_not_batched(n):
 def test_non_float_and_strided_ops_are_not_batched():
     i = make_cpu((30,), torch.int32, seed=15).to(DEVICE)
     f = make_cpu((6, 5), torch.float32, seed=16).to(DEVICE)
-    _, recorded = _batched(lambda: (i + i, i * 2, f.t() + f.t(), f.t().mul_(2), f + f[0]))
+    g = make_cpu((6, 10), torch.float32, seed=17).to(DEVICE)
+    _, recorded = _batched(
+        lambda: (i + i, i * 2, g[:, ::2] + g[:, ::2], f + f[0], f + f.t().t()[0])
+    )
     assert recorded == 0
+
+
+def test_dense_permuted_ops_are_batched():
+    # A transposed contiguous tensor is dense: the iterator walks it in memory order, so the
+    # batch takes it, and the result keeps the input's layout as on the CPU.
+    f_cpu = make_cpu((6, 5), torch.float32, seed=16)
+    f = f_cpu.to(DEVICE)
+    (s, m), recorded = _batched(lambda: (f.t() + f.t(), f.t().clone().mul_(2)))
+    assert recorded == 2
+    assert s.stride() == (f_cpu.t() + f_cpu.t()).stride()
+    assert_ocl_close(s, f_cpu.t() + f_cpu.t(), exact=True)
+    assert_ocl_close(m, f_cpu.t() * 2, exact=True)
 
 
 SCALARS = (2, -0.5, 1e39, -1e39, float("inf"), float("nan"), True)
