@@ -35,8 +35,8 @@ UNARY = (
     "sigmoid",
 )
 BINARY = {
-    "add": lambda a, b: torch.add(a, b, alpha=0.75),
-    "sub": lambda a, b: torch.sub(a, b, alpha=1.5),
+    "add": lambda a, b, **kw: torch.add(a, b, alpha=0.75, **kw),
+    "sub": lambda a, b, **kw: torch.sub(a, b, alpha=1.5, **kw),
     "mul": torch.mul,
     "div": torch.div,
     "maximum": torch.maximum,
@@ -44,6 +44,12 @@ BINARY = {
     "threshold_backward": lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.25),
     "sigmoid_backward": torch.ops.aten.sigmoid_backward,
     "tanh_backward": torch.ops.aten.tanh_backward,
+}
+UNARY_SCALAR_PARAMS = {
+    "clamp": lambda a: torch.clamp(a, -0.5, 0.75),
+    "clamp_min": lambda a: torch.clamp(a, min=-0.25),
+    "clamp_max": lambda a: torch.clamp(a, max=0.25),
+    "threshold": lambda a: torch.nn.functional.threshold(a, 0.1, -2.0),
 }
 
 
@@ -324,6 +330,29 @@ def test_zero_dim_cpu_tensor_operand_batched():
     out, recorded = _batched(lambda: x.to(DEVICE) * s)
     assert recorded == 1 and out.dtype == torch.float32
     assert_ocl_close(out, x * s)
+
+
+@pytest.mark.parametrize("dtype", BATCH_DTYPES, ids=str)
+@pytest.mark.parametrize("op", sorted(UNARY_SCALAR_PARAMS))
+def test_ops_with_scalar_parameters_batched(op, dtype):
+    x = _special(make_cpu((29,), dtype, seed=23))
+    out, recorded = _batched(lambda: UNARY_SCALAR_PARAMS[op](x.to(DEVICE)))
+    assert recorded == 1
+    assert_ocl_close(out, UNARY_SCALAR_PARAMS[op](x.double()).to(dtype))
+
+
+@pytest.mark.parametrize("dtype", BATCH_DTYPES, ids=str)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum"])
+def test_out_variants_batched(op, dtype):
+    # out= goes through the same table and kernel as the functional variant, batch included.
+    x = make_cpu((33,), dtype, seed=21)
+    y = make_cpu((33,), dtype, seed=22, nonzero=True)
+    xd, yd = x.to(DEVICE), y.to(DEVICE)
+    out = torch.empty(33, dtype=dtype, device=DEVICE)
+    result, recorded = _batched(lambda: BINARY[op](xd, yd, out=out))
+    assert recorded == 1
+    assert result is out
+    assert_ocl_close(out, _ref(BINARY[op], x, y))
 
 
 @pytest.mark.parametrize("dtype", BATCH_DTYPES, ids=str)
