@@ -422,6 +422,20 @@ def stress(session: nox.Session) -> None:
 
 
 @nox.session
+def models(session: nox.Session) -> None:
+    """tests/models with TORCH_OCL_MODELS=full: one training step of each network of
+    torchvision's zoo (and the transformers and UNet cases) against float64 on the CPU, with the
+    CPU fallback set to raise. Arguments go to pytest."""
+    _install_wheel(session, "pocl,test")
+    session.install(*CONSTRAINTS, "torchvision")
+    _require_device(session)
+    session.run(
+        "python", "-m", "pytest", "tests/models", "-q", *session.posargs,
+        env={"TORCH_OCL_MODELS": "full"},
+    )  # fmt: skip
+
+
+@nox.session
 def coverage(session: nox.Session) -> None:
     """The full OpInfo sweep (TORCH_OCL_OPINFO=full: every op, sample and dtype) against the
     installed wheel, then ci/opinfo_coverage.py writes coverage/opinfo.json and docs/ops.md.

@@ -1,8 +1,8 @@
 """Fixtures for the torch-ocl op and runtime tests (helpers live in tests/ocl_testing.py).
 
 Every test runs on the default ocl device (ocl:0 unless TORCH_OCL_DEVICES selects another) and
-compares with PyTorch on the CPU. Under tests/ops the CPU fallback is switched to "error", so an
-op that silently ran on the host instead of a native kernel fails its test.
+compares with PyTorch on the CPU. Under tests/ops and tests/models the CPU fallback is switched to
+"error", so an op that silently ran on the host instead of a native kernel fails its test.
 
 tests/kernels has its own conftest and runs without torch (nox -s kernels uses --confcutdir), so
 nothing there depends on this file.
@@ -49,6 +49,7 @@ from ocl_testing import (  # noqa: E402, F401  (re-exported for the test modules
 
 OPS_DIR = TESTS_DIR / "ops"
 RUNTIME_DIR = TESTS_DIR / "runtime"
+MODELS_DIR = TESTS_DIR / "models"
 
 
 def pytest_configure(config):
@@ -67,15 +68,17 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="no OpenCL device: " + torch.ocl.why_unavailable())
     for item in items:
-        in_suite = _under(item.fspath, OPS_DIR) or _under(item.fspath, RUNTIME_DIR)
+        in_suite = any(_under(item.fspath, d) for d in (OPS_DIR, RUNTIME_DIR, MODELS_DIR))
         if in_suite and item.get_closest_marker("no_device") is None:
             item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)
 def _fallback_is_error_under_ops(request):
-    """tests/ops: an op without a native kernel raises instead of silently running on the CPU."""
-    if not _under(request.node.fspath, OPS_DIR) or not ocl_available():
+    """tests/ops and tests/models: an op without a native kernel raises instead of silently
+    running on the CPU."""
+    native_only = _under(request.node.fspath, OPS_DIR) or _under(request.node.fspath, MODELS_DIR)
+    if not native_only or not ocl_available():
         yield
         return
     with torch.ocl.fallback_mode("error"):
