@@ -456,10 +456,17 @@ def coverage(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """benchmarks/bench_runtime.py with the installed wheel (arguments go to the script)."""
-    _install_wheel(session, "pocl")
+    """benchmarks/bench_runtime.py and benchmarks/bench_nn.py with the installed wheel; results
+    (JSON, and bench_nn's PNG chart) under benchmarks/results/. Arguments go to bench_nn.py."""
+    _install_wheel(session, "pocl,bench")
+    session.install(*CONSTRAINTS, "torchvision")
     _require_device(session)
-    session.run("python", "benchmarks/bench_runtime.py", *session.posargs)
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(exist_ok=True)
+    session.run(
+        "python", "benchmarks/bench_runtime.py", "--json", str(results / "bench_runtime.json")
+    )
+    session.run("python", "benchmarks/bench_nn.py", *session.posargs)
 
 
 @nox.session

@@ -1,0 +1,237 @@
+"""Network building blocks on ocl against CPU torch on the same machine, in one run.
+
+    python benchmarks/bench_nn.py [--json out.json] [--png out.png] [--quick]
+
+Cases (each timed on ocl and on the CPU, taking turns within every repeat; the device is
+synchronised around each timed loop; the figure is the best repeat):
+  - conv2d forward (and forward+backward) at shapes of resnet18, resnet50 and mobilenet_v2
+    (depthwise), including the issue's 8x64x56x56 3x3;
+  - fp32 GEMM (mm) at 256, 512, 1024, in GFLOP/s;
+  - a transformer block (attention + MLP, forward + backward);
+  - a training step (forward, backward, SGD) of a small CNN (3 conv-BN-ReLU blocks, b16 32x32)
+    and of torchvision's resnet18 (b8, 64x64).
+Writes the results as JSON and a PNG bar chart of the ocl/CPU time ratios (1.0 = as fast as the
+CPU; lower is better). Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+import time
+import types
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+CPU = torch.device("cpu")
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "ocl":
+        torch.ocl.synchronize()
+
+
+def best_times(fns: list[tuple[Callable[[], object], torch.device]], iters: int, repeats: int):
+    """Best wall time per call of each fn; the fns take turns within each repeat."""
+    for fn, device in fns:
+        fn()
+        synchronize(device)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for k, (fn, device) in enumerate(fns):
+            synchronize(device)
+            start = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            synchronize(device)
+            best[k] = min(best[k], (time.perf_counter() - start) / iters)
+    return best
+
+
+def compare(name: str, make: Callable[[torch.device], Callable[[], object]], iters, repeats):
+    """Times make(ocl)() against make(cpu)(); returns the result row."""
+    print(f"  {name} ...", file=sys.stderr, flush=True)
+    ocl_fn, cpu_fn = make(torch.device("ocl")), make(CPU)
+    t_ocl, t_cpu = best_times([(ocl_fn, torch.device("ocl")), (cpu_fn, CPU)], iters, repeats)
+    return {"case": name, "ocl_ms": t_ocl * 1e3, "cpu_ms": t_cpu * 1e3, "ratio": t_ocl / t_cpu}
+
+
+# ---- cases ----
+
+CONV_SHAPES = {
+    # name: (batch, in channels, size, out channels, kernel, stride, groups)
+    "conv 8x64x56x56 3x3 (resnet18)": (8, 64, 56, 64, 3, 1, 1),
+    "conv 8x128x28x28 3x3 s2 (resnet18)": (8, 128, 28, 256, 3, 2, 1),
+    "conv 8x256x14x14 1x1 (resnet50)": (8, 256, 14, 1024, 1, 1, 1),
+    "conv 8x64x56x56 1x1 (resnet50)": (8, 64, 56, 256, 1, 1, 1),
+    "conv 8x96x56x56 3x3 depthwise (mobilenet_v2)": (8, 96, 56, 96, 3, 1, 96),
+}
+
+
+def conv_case(shape, backward: bool):
+    n, c, size, k, ks, stride, groups = shape
+
+    def make(device):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(n, c, size, size, generator=g).to(device).requires_grad_(backward)
+        w = torch.randn(k, c // groups, ks, ks, generator=g).to(device).requires_grad_(backward)
+
+        def run():
+            y = nn.functional.conv2d(x, w, None, stride, ks // 2, 1, groups)
+            if backward:
+                y.sum().backward()
+
+        return run
+
+    return make
+
+
+def gemm_case(size: int):
+    def make(device):
+        g = torch.Generator().manual_seed(0)
+        a = torch.randn(size, size, generator=g).to(device)
+        b = torch.randn(size, size, generator=g).to(device)
+        return lambda: torch.mm(a, b)
+
+    return make
+
+
+def transformer_case(device):
+    torch.manual_seed(0)
+    block = nn.TransformerEncoderLayer(256, 8, 1024, dropout=0.0, batch_first=True).to(device)
+    x = torch.randn(4, 128, 256).to(device)
+    mask = nn.Transformer.generate_square_subsequent_mask(128).to(device)
+
+    def run():
+        block(x, src_mask=mask, is_causal=True).sum().backward()
+
+    return run
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers, c = [], 3
+        for width in (32, 64, 128):
+            layers += [nn.Conv2d(c, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU()]
+            layers.append(nn.MaxPool2d(2))
+            c = width
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(128 * 4 * 4, 10)
+
+    def forward(self, x):
+        return self.head(self.features(x).flatten(1))
+
+
+def training_case(build: Callable[[], nn.Module], batch: int, size: int):
+    def make(device):
+        torch.manual_seed(0)
+        model = build().to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x = torch.randn(batch, 3, size, size).to(device)
+        y = torch.randint(10, (batch,)).to(device)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+
+        return step
+
+    return make
+
+
+def resnet18():
+    sys.modules.setdefault(
+        "torchvision._meta_registrations", types.ModuleType("torchvision._meta_registrations")
+    )
+    import torchvision
+
+    return torchvision.models.resnet18(num_classes=10)
+
+
+def chart(rows: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.5))
+    names = [r["case"] for r in rows]
+    ratios = [r["ratio"] for r in rows]
+    colors = ["tab:green" if r <= 1 else "tab:orange" if r <= 2 else "tab:red" for r in ratios]
+    ax.barh(names, ratios, color=colors)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.axvline(2.0, color="grey", linewidth=0.8, linestyle="--")
+    for k, r in enumerate(ratios):
+        ax.text(r, k, f" {r:.2f}", va="center")
+    ax.invert_yaxis()
+    ax.set_xlabel("ocl time / CPU torch time (lower is better; dashed: the 2.0x target)")
+    ax.set_title(f"torch-ocl on {torch.ocl.get_device_name(0)} vs CPU torch {torch.__version__}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", default="benchmarks/results/bench_nn.json")
+    parser.add_argument("--png", default="benchmarks/results/bench_nn.png")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke test)")
+    args = parser.parse_args()
+    if not torch.ocl.is_available():
+        sys.exit("no ocl device: " + torch.ocl.why_unavailable())
+    repeats = 2 if args.quick else 5
+
+    cases: list[tuple[str, Callable, int]] = []
+    for name, shape in CONV_SHAPES.items():
+        cases.append((name + " fwd", conv_case(shape, False), 2))
+    cases.append(
+        ("conv 8x64x56x56 3x3 fwd+bwd", conv_case(CONV_SHAPES[next(iter(CONV_SHAPES))], True), 1)
+    )
+    for size in (256, 512, 1024):
+        cases.append((f"mm {size}", gemm_case(size), 3))
+    cases.append(("transformer block b4 s128 d256 fwd+bwd", transformer_case, 2))
+    cases.append(("small CNN training step b16 32x32", training_case(SmallCNN, 16, 32), 2))
+    cases.append(("resnet18 training step b8 64x64", training_case(resnet18, 8, 64), 1))
+
+    rows = []
+    for k, (name, make, iters) in enumerate(cases, 1):
+        print(f"[{k}/{len(cases)}] {name}", file=sys.stderr, flush=True)
+        try:
+            row = compare(name, make, iters, repeats)
+        except Exception as e:  # noqa: BLE001 (a case that fails is reported, the rest still run)
+            print(f"    failed: {type(e).__name__}: {e}", file=sys.stderr)
+            rows.append({"case": name, "error": f"{type(e).__name__}: {e}"})
+            continue
+        if name.startswith("mm "):
+            size = int(name.split()[1])
+            row["ocl_gflops"] = 2 * size**3 / row["ocl_ms"] / 1e6
+            row["cpu_gflops"] = 2 * size**3 / row["cpu_ms"] / 1e6
+        ocl_ms, cpu_ms, ratio = row["ocl_ms"], row["cpu_ms"], row["ratio"]
+        print(f"    ocl {ocl_ms:.2f} ms, CPU {cpu_ms:.2f} ms, ratio {ratio:.2f}", file=sys.stderr)
+        rows.append(row)
+
+    result = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "device": torch.ocl.get_device_name(0),
+        "torch": torch.__version__,
+        "host": platform.processor() or platform.machine(),
+        "cpu_threads": torch.get_num_threads(),
+        "repeats": repeats,
+        "results": rows,
+    }
+    with open(args.json, "w") as f:
+        json.dump(result, f, indent=2)
+    ok = [r for r in rows if "ratio" in r]
+    if ok:
+        chart(ok, args.png)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
