@@ -3,9 +3,9 @@ integer reference (NumPy, and CPU torch where torch's semantics are the contract
 division, NaN-propagating maximum/minimum, clamp, sigmoid).
 
 Built and launched as csrc/ops/Elementwise.cpp does (variant_kernel, launch_elementwise,
-enqueue_elementwise, push_strides): options -DEW_OP=EWOP_<op> -DOP_<op> -DOUT_T -DCOMP_T
+enqueue_elementwise, push_strides): options -DEW_OP=EWOP_<op> -DOUT_T -DCOMP_T
 [-DCOMP_FLOAT] -DNIN -DIN<k>_T [-DIN<k>_SCALAR] -DNDIM [-DIDX64] [-DCHUNK]; arguments n, out,
-out_off, each input's (buffer, off) or its value in REG_TYPE(COMP_T), p0, p1 and, for NDIM > 0,
+out_off, each input's (buffer, off) or its value in REG_TYPE(COMP_T), p0, p1, p2 and, for NDIM > 0,
 long8 sizes (innermost first), long8 out strides and long8 strides of every buffer input, in
 elements. Global size: ceil(n / CHUNK) (NDIM == 0) or n, rounded up to the local size (64 with
 a chunk, else 256).
@@ -119,7 +119,9 @@ def _long8(vals):
 
 
 def options(op, out_tag, comp_tag, ins, ndim, chunk=None, idx64=False, extra=()):
-    opts = [f"-DEW_OP=EWOP_{op}", f"-DOP_{op}", f"-DOUT_T={out_tag}", f"-DCOMP_T={comp_tag}"]
+    opts = [f"-DEW_OP=EWOP_{op}", f"-DOUT_T={out_tag}", f"-DCOMP_T={comp_tag}"]
+    if op == "where":
+        opts.append("-DLOAD_COND")
     if comp_tag in FLOAT_TAGS:
         opts.append("-DCOMP_FLOAT")
     opts.append(f"-DNIN={len(ins)}")
@@ -175,6 +177,8 @@ def reference(op, comp_tag, vals, p0=0.0, p1=0.0):
                 return torch.clamp(ta, min=p0).numpy()
             if op == "clamp_hi":
                 return torch.clamp(ta, max=p1).numpy()
+            if op == "clamp_max":
+                return torch.clamp(ta, max=p0).numpy()
             if op == "where":
                 return np.where(a != 0, b, c)
             if op == "exp":
@@ -201,7 +205,10 @@ def reference(op, comp_tag, vals, p0=0.0, p1=0.0):
     return r.long().numpy()
 
 
-EXACT = {"maximum", "minimum", "clamp", "clamp_lo", "clamp_hi", "where", "div_floor", "div_trunc"}
+EXACT = {
+    "maximum", "minimum", "clamp", "clamp_lo", "clamp_hi", "clamp_max", "where", "div_floor",
+    "div_trunc",
+}  # fmt: skip
 ULPS = {"exp": 16, "tanh": 16, "sigmoid": 16, "div_true": 4}
 
 
@@ -284,7 +291,7 @@ class Ew:
             else:
                 b = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x.flat)
                 args += [b, np.uint64(x.off)]
-        args += [REG[comp_tag](p0), REG[comp_tag](p1)]
+        args += [REG[comp_tag](p0), REG[comp_tag](p1), REG[comp_tag](0)]  # p0, p1, p2
         if ndim > 0:
             args += [_long8(shape), _long8(out_strides)]
             args += [_long8(b.strides if b.strides is not None else _contig(shape)) for b in bufs]
@@ -331,7 +338,7 @@ def ew(ctx, queue, build):
 CONTIG = [
     ("add", "float", "float", ("float", "float"), 0.75),
     ("add", "int", "int", ("int", "int"), 3),
-    ("sub", "bfloat16", "bfloat16", ("bfloat16", "bfloat16"), 1.5),
+    ("add", "bfloat16", "bfloat16", ("bfloat16", "bfloat16"), -1.5),
     ("mul", "half", "half", ("half", "half"), 0),
     ("mul", "long", "long", ("long", "long"), 0),
     ("div_true", "float", "float", ("float", "float"), 0),
@@ -443,7 +450,7 @@ def test_nonzero_divisor_check_records_the_error_code(ctx, queue, build, rng, op
         b = rng.choice([-7, -3, -1, 1, 2, 5], n).astype(np.int32)
         b[rng.choice(n, zeros, replace=False)] = 0
         ndim = 1 if strided else 0
-        opts = [f"-DEW_OP=EWOP_{op}", f"-DOP_{op}", "-DOUT_T=int", "-DCOMP_T=int", "-DNIN=2"]
+        opts = [f"-DEW_OP=EWOP_{op}", "-DOUT_T=int", "-DCOMP_T=int", "-DNIN=2"]
         opts += ["-DIN0_T=int", "-DIN1_T=int", f"-DNDIM={ndim}", "-DEW_NONZERO_B"]
         opts += [] if strided else ["-DCHUNK=64"]
         prg = build("elementwise", opts)
@@ -453,7 +460,7 @@ def test_nonzero_divisor_check_records_the_error_code(ctx, queue, build, rng, op
         bb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
         err = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
         args = [np.uint64(n), out, np.uint64(0), ab, np.uint64(0), bb, np.uint64(0)]
-        args += [np.int32(0), np.int32(0)]
+        args += [np.int32(0), np.int32(0), np.int32(0)]  # p0, p1, p2
         if strided:
             args += [_long8((n,)), _long8((1,)), _long8((1,)), _long8((1,))]
         args += [err, np.int32(41)]
@@ -564,42 +571,21 @@ def test_where(ew, rng):
 
 
 def test_clamp(ew, rng):
-    """clamp with -DHAS_LO / -DHAS_HI (p0 = lo, p1 = hi): NaN inputs stay NaN, a NaN bound
-    gives NaN, lo > hi gives hi (torch); integers clamp in their own type, integers with a
-    float bound compute in float."""
+    """clamp (p0 = lo, p1 = hi), clamp_min (p0 = lo), clamp_max (p0 = hi): NaN inputs stay NaN,
+    a NaN bound gives NaN, lo > hi gives hi (torch); integers clamp in their own type, integers
+    with a float bound compute in float."""
     n = 500
     x = contigbuffer(rng, "float", n, 3, specials=True)
-    both = ("-DHAS_LO", "-DHAS_HI")
     for lo, hi in ((-1.0, 2.0), (np.nan, 1.0), (-1.0, np.nan), (2.0, -1.0), (-np.inf, 0.5)):
-        got, _ = ew.check("clamp", "float", "float", [x], (n,), p0=lo, p1=hi, extra=both)
+        got, _ = ew.check("clamp", "float", "float", [x], (n,), p0=lo, p1=hi)
         if np.isnan(lo) or np.isnan(hi):
             assert np.isnan(got).all()
     xs = stridedbuffer(rng, "bfloat16", (20, 30), (1, 40), off=2, specials=True)
-    ew.check(
-        "clamp",
-        "bfloat16",
-        "bfloat16",
-        [xs],
-        (20, 30),
-        ref_op="clamp_lo",
-        p0=0.5,
-        extra=("-DHAS_LO",),
-    )
-    ew.check(
-        "clamp",
-        "bfloat16",
-        "bfloat16",
-        [xs],
-        (20, 30),
-        ref_op="clamp_hi",
-        p1=-0.5,
-        extra=("-DHAS_HI",),
-    )
+    ew.check("clamp_min", "bfloat16", "bfloat16", [xs], (20, 30), ref_op="clamp_lo", p0=0.5)
+    got, _ = ew.check("clamp_max", "bfloat16", "bfloat16", [xs], (20, 30), p0=-0.5)
     xi = contigbuffer(rng, "int", n, 1, lo=-1000, hi=1000)
-    ew.check("clamp", "int", "int", [xi], (n,), p0=-100, p1=250, extra=both)
-    got, _ = ew.check(
-        "clamp", "float", "float", [xi], (n,), p0=-99.5, p1=np.nan, ref_op="clamp", extra=both
-    )
+    ew.check("clamp", "int", "int", [xi], (n,), p0=-100, p1=250)
+    got, _ = ew.check("clamp", "float", "float", [xi], (n,), p0=-99.5, p1=np.nan, ref_op="clamp")
     assert np.isnan(got).all()
 
 
@@ -630,9 +616,9 @@ def test_scalar_operand(ew, rng):
         )
         if value == 0:
             assert not got.any()
-    # a scalar in front: value - p0 * b
+    # a scalar in front: value + p0 * b (sub is add with -alpha)
     b = contigbuffer(rng, "float", n, 4, specials=True)
-    ew.check("sub", "float", "float", [Scalar("float", 1.5), b], (n,), p0=2.0)
+    ew.check("add", "float", "float", [Scalar("float", 1.5), b], (n,), p0=-2.0)
 
 
 def test_idx64(ew, rng):

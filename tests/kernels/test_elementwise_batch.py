@@ -2,7 +2,8 @@
 
 Geometry and argument layout as stated at the top of elementwise.cl: one work-group
 (global == local), 8 buffer arguments, then a batch_list by value: BATCH_MAX records of
-(op, n, out_slot, a_slot, b_slot, out_off, a_off, b_off: uint; p0, p1: float) and a uint count.
+(op, n, out_slot, a_slot, b_slot, out_off, a_off, b_off: uint; p0, p1, bv: float) and a uint
+count. Op codes are the host's choice (csrc/ops/ElementwiseBatch.cpp uses the ops' EwId).
 Ops run in list order, so later ops read what earlier ones wrote.
 """
 
@@ -13,16 +14,16 @@ cl = pytest.importorskip("pyopencl")
 
 BATCH_MAX = 16
 SLOTS = 8
-OPS = ("add", "sub", "mul", "div_true", "maximum", "relu", "tanh", "exp", "neg", "sigmoid")
+OPS = ("add", "minimum", "mul", "div_true", "maximum", "clamp_min", "tanh", "exp", "neg", "sigmoid")
 CODE = {name: i for i, name in enumerate(OPS)}
-UNARY = {"relu", "tanh", "exp", "neg", "sigmoid"}
+UNARY = {"clamp_min", "tanh", "exp", "neg", "sigmoid"}
 
 OP_DTYPE = np.dtype(
     [
         (f, np.uint32)
         for f in ("op", "n", "out_slot", "a_slot", "b_slot", "out_off", "a_off", "b_off")
     ]
-    + [("p0", np.float32), ("p1", np.float32)]
+    + [("p0", np.float32), ("p1", np.float32), ("bv", np.float32)]
 )
 LIST_DTYPE = np.dtype([("ops", OP_DTYPE, (BATCH_MAX,)), ("count", np.uint32)])
 
@@ -31,11 +32,11 @@ def reference(op, a, b, p0):
     with np.errstate(all="ignore"):
         return {
             "add": lambda: a + p0 * b,
-            "sub": lambda: a - p0 * b,
+            "minimum": lambda: np.where(np.isnan(a) | np.isnan(b), a + b, np.minimum(a, b)),
             "mul": lambda: a * b,
             "div_true": lambda: a / b,
             "maximum": lambda: np.where(np.isnan(a) | np.isnan(b), a + b, np.maximum(a, b)),
-            "relu": lambda: np.where(a < 0, 0.0, a),
+            "clamp_min": lambda: np.where(np.isnan(a), a, np.where(a < p0, p0, a)),
             "tanh": lambda: np.tanh(a),
             "exp": lambda: np.exp(a),
             "neg": lambda: -a,
@@ -50,9 +51,9 @@ def kernel(build):
     return build("elementwise", opts).elementwise_batch
 
 
-def run_batch(ctx, queue, kernel, slots, ops, local=64, p1=0.0):
+def run_batch(ctx, queue, kernel, slots, ops, local=64, bv=0.0):
     """slots: float32 arrays (one buffer each); ops: (op, n, (slot, off) out, a, b or None, p0);
-    p1 is every op's p1 (b's value when b is None)."""
+    bv is b's value when b is None (p1 stays 0)."""
     bufs = [
         cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=s)
         for s in slots
@@ -61,7 +62,7 @@ def run_batch(ctx, queue, kernel, slots, ops, local=64, p1=0.0):
     lst = np.zeros((), LIST_DTYPE)
     for k, (op, n, out, a, b, p0) in enumerate(ops):
         rec = lst["ops"][k]
-        rec["op"], rec["n"], rec["p0"], rec["p1"] = CODE[op], n, p0, p1
+        rec["op"], rec["n"], rec["p0"], rec["bv"] = CODE[op], n, p0, bv
         rec["out_slot"], rec["out_off"] = out
         rec["a_slot"], rec["a_off"] = a
         rec["b_slot"], rec["b_off"] = b if b is not None else (SLOTS, 0)
@@ -121,14 +122,14 @@ def test_dependent_chain_in_place_and_aliasing(ctx, queue, kernel, rng):
     check(run_batch(ctx, queue, kernel, [s0, s1, s2], ops), simulate([s0, s1, s2], ops))
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div_true", "maximum"])
+@pytest.mark.parametrize("op", ["add", "minimum", "mul", "div_true", "maximum"])
 def test_scalar_operand(ctx, queue, kernel, rng, op):
-    """b_slot >= SLOTS: b is the value p1 for every element."""
+    """b_slot >= SLOTS: b is the value bv for every element."""
     a = special(rng, 70)
     out = np.zeros(70, np.float32)
     for value in (2.5, -0.0, np.inf, np.nan):
         ops = [(op, 70, (1, 0), (0, 0), None, 0.75)]
-        got = run_batch(ctx, queue, kernel, [a, out], ops, p1=value)
+        got = run_batch(ctx, queue, kernel, [a, out], ops, bv=value)
         want = reference(op, a.astype(np.float64), np.float64(np.float32(value)), 0.75)
         np.testing.assert_allclose(
             got[1], want.astype(np.float32), rtol=2e-6, atol=1e-6, equal_nan=True
