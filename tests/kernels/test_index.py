@@ -16,7 +16,7 @@ def run(ctx, queue, build, tag, idx_tag, src, index, stride=1, code=5):
     outer, src_dim, inner = src.shape
     n_idx = len(index[::stride])
     total = outer * n_idx * inner
-    prg = build("index", [f"-DT={tag}", f"-DIDX_T={idx_tag}"])
+    prg = build("index", ["-DINDEX_SELECT", f"-DT={tag}", f"-DIDX_T={idx_tag}"])
     mf = cl.mem_flags
     src_pad = np.concatenate([np.zeros(3, src.dtype), src.ravel()])
     idx_pad = np.concatenate([np.zeros(2, index.dtype), index])
