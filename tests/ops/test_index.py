@@ -269,10 +269,13 @@ def test_indexing_large():
 
 
 def test_index_put_patterns():
+    # Without accumulate, duplicate indices keep an unspecified one of their values on every
+    # device (CUDA too), so the targets here are distinct.
     x = make_cpu((5, 6, 7), torch.float32, seed=30)
+    rows = torch.tensor([4, 0, -3])
     cases = [
-        (lambda t, d: t.index_put_((I5[:3].to(d),), torch.tensor(2.5).to(d))),
-        (lambda t, d: t.index_put_((I5[:3].to(d),), make_cpu((3, 6, 7), torch.float32).to(d))),
+        (lambda t, d: t.index_put_((rows.to(d),), torch.tensor(2.5).to(d))),
+        (lambda t, d: t.index_put_((rows.to(d),), make_cpu((3, 6, 7), torch.float32).to(d))),
         (lambda t, d: t.index_put_((I5[:2].to(d), I6[0].to(d)), make_cpu((7,), torch.float32).to(d))),
         (lambda t, d: t.__setitem__((I5[:2].to(d), slice(None), torch.tensor([1, 2]).to(d)),
                                     make_cpu((2, 6), torch.float32).to(d))),  # non-adjacent
@@ -395,7 +398,7 @@ def test_take_shapes_and_out():
 def test_put_dtypes(dtype):
     skip_unsupported(dtype)
     x = make_cpu((4, 5), dtype, seed=42)
-    idx = torch.tensor([[19, 0], [-1, -20]])
+    idx = torch.tensor([[19, 0], [-2, -19]])  # distinct targets (else any one of them wins)
     src = make_cpu((2, 2), dtype, seed=43)
     _bits_equal(x.to(DEVICE).put_(idx.to(DEVICE), src.to(DEVICE)), x.clone().put_(idx, src))
     dev_t = x.to(DEVICE).t()  # non-contiguous self is written in place
