@@ -12,12 +12,13 @@
 //                    buffers; group g owns [g * chunk, min(n, (g + 1) * chunk)), global = G * LWS
 //   embedding_runs:  start[v], end[v] = the run of row v in the sorted keys (both zeroed before)
 //   embedding_sum:   out[v, d] = sum over k in [start[v], end[v]) of grad[vals[k], d] (* scale)
+// And embedding_renorm_ (nn.Embedding's max_norm), at the end of this file.
 //
 // Every buffer argument is followed by its offset in elements (ulong).
 // Build options: -DIDX_T=<long|int> (embedding_keys), -DLWS=<power of two> (radix_*),
 // -DT=<float tag> (embedding_sum; accumulated in REG_TYPE(T)).
 
-#ifdef IDX_T
+#if defined(IDX_T) && !defined(RENORM)
 __kernel void embedding_keys(ulong n, __global const IDX_T* idx, ulong idx_off, long num_weights,
                              long padding_idx, __global uint* keys, ulong keys_off,
                              __global uint* vals, ulong vals_off) {
@@ -31,7 +32,7 @@ __kernel void embedding_keys(ulong n, __global const IDX_T* idx, ulong idx_off, 
 }
 #endif
 
-#ifdef LWS
+#if defined(LWS) && !defined(RENORM)
 __kernel void radix_count(ulong n, ulong chunk, __global const uint* keys, ulong keys_off,
                           uint bit, __global uint* zeros, ulong zeros_off) {
   keys += keys_off;
@@ -130,7 +131,7 @@ __kernel void embedding_runs(ulong n, uint num_weights, __global const uint* key
 }
 #endif
 
-#ifdef T
+#if defined(T) && !defined(RENORM)
 __kernel void embedding_sum(ulong total, ulong dim, __global const uint* start, ulong start_off,
                             __global const uint* end, ulong end_off, __global const uint* vals,
                             ulong vals_off, __global const STORE_TYPE(T)* grad, ulong grad_off,
@@ -151,5 +152,67 @@ __kernel void embedding_sum(ulong total, ulong dim, __global const uint* start, 
     for (uint k = s; k < e; ++k) acc += LOAD(T, grad, grad_off + (ulong)vals[k] * dim + d);
   }
   STORE(T, out, out_off + g, acc);
+}
+#endif
+
+// ---- embedding_renorm_ ----
+// weight[v, :] *= max_norm / (norm + 1e-7) for every row v that the indices name and whose
+// p-norm exceeds max_norm, each row once: work-group g takes index g, and the first group to
+// claim row v (claimed[v], zeroed before, 0 -> 1) renormalises it; an index outside
+// [0, num_weights) records err_code. Build options: -DRENORM -DT=<float tag> -DIDX_T=<long|int>
+// -DLWS=<power of two>. p_kind: 1 (p = 1), 2 (p = 2), 3 (p = inf), 4 (p = 0: the count of
+// non-zero elements), 0 (any other p, through pow). Global = n * LWS, local = LWS.
+#ifdef RENORM
+__kernel void embedding_renorm(ulong n, __global const IDX_T* idx, ulong idx_off,
+                               long num_weights, __global int* claimed, ulong claimed_off,
+                               __global STORE_TYPE(T)* w, ulong w_off, long row_stride,
+                               long col_stride, ulong dim, REG_TYPE(T) max_norm,
+                               REG_TYPE(T) norm_type, int p_kind, __global int* err,
+                               int err_code) {
+  __local REG_TYPE(T) partial[LWS];
+  __local int mine;
+  const ulong g = get_group_id(0);
+  const uint lid = (uint)get_local_id(0);
+  if (g >= n) return;  // uniform: whole groups only
+  long v = 0;
+  if (lid == 0) {
+    v = (long)idx[idx_off + g];
+    if (v < 0 || v >= num_weights) {
+      atomic_cmpxchg(err, 0, err_code);
+      mine = 0;
+    } else {
+      mine = atomic_cmpxchg(claimed + claimed_off + v, 0, 1) == 0;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!mine) return;  // uniform
+  v = (long)idx[idx_off + g];
+  const ulong row = w_off + (ulong)(v * row_stride);
+  REG_TYPE(T) acc = 0;
+  for (ulong d = lid; d < dim; d += LWS) {
+    const REG_TYPE(T) a = fabs(LOAD(T, w, row + (ulong)((long)d * col_stride)));
+    if (p_kind == 1) acc += a;
+    else if (p_kind == 2) acc += a * a;
+    else if (p_kind == 3) acc = fmax(acc, a);
+    else if (p_kind == 4) acc += a != 0 ? 1 : 0;
+    else acc += pow(a, norm_type);
+  }
+  partial[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = LWS / 2; s > 0; s >>= 1) {
+    if (lid < s)
+      partial[lid] = p_kind == 3 ? fmax(partial[lid], partial[lid + s])
+                                 : partial[lid] + partial[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  REG_TYPE(T) norm = partial[0];
+  if (p_kind == 2) norm = sqrt(norm);
+  else if (p_kind == 0) norm = pow(norm, (REG_TYPE(T))1 / norm_type);
+  if (!(norm > max_norm)) return;
+  const REG_TYPE(T) scale = max_norm / (norm + (REG_TYPE(T))1e-7);
+  for (ulong d = lid; d < dim; d += LWS) {
+    const ulong at = row + (ulong)((long)d * col_stride);
+    STORE(T, w, at, LOAD(T, w, at) * scale);
+  }
 }
 #endif

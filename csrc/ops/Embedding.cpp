@@ -1,7 +1,9 @@
 // embedding_dense_backward (nn.Embedding's weight gradient) with kernels/embedding.cl:
 // deterministic, duplicate indices summed in the CPU's order (a stable sort of the indices, then
 // one work-item per gradient element adding its row's run), padding_idx and scale_grad_by_freq
-// as on the CPU. Indices outside [0, num_weights) are ignored, as the CPU ignores them.
+// as on the CPU. Indices outside [0, num_weights) are ignored, as the CPU ignores them. And
+// embedding_renorm_ (nn.Embedding's max_norm), each named row once.
+#include <ATen/OpMathType.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
@@ -10,10 +12,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "ops/KernelTypes.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -106,10 +111,58 @@ at::Tensor embedding_dense_backward_impl(const at::Tensor& grad_, const at::Tens
   return out;
 }
 
+at::Tensor& embedding_renorm_impl(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                                  double norm_type) {
+  at::checkDim("embedding_renorm_", at::TensorArg(self, "self", 1), 2);
+  at::checkScalarTypes("embedding_renorm_", at::TensorArg(indices, "indices", 2),
+                       {at::kLong, at::kInt});
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+              "norm(): input dtype should be either floating point or complex. Got ",
+              self.scalar_type(), " instead.");
+  TORCH_CHECK(indices.device() == self.device(), "embedding_renorm_: expected indices on ",
+              self.device(), ", but they are on ", indices.device());
+  const int64_t n = indices.numel();
+  if (n == 0 || self.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  const int device = self.device().index();
+  const at::Tensor idx = indices.contiguous();
+  const at::Tensor claimed = at::zeros({self.size(0)}, self.options().dtype(at::kInt));
+  int p_kind = 0;
+  if (norm_type == 1.0) {
+    p_kind = 1;
+  } else if (norm_type == 2.0) {
+    p_kind = 2;
+  } else if (norm_type == std::numeric_limits<double>::infinity()) {
+    p_kind = 3;
+  } else if (norm_type == 0.0) {
+    p_kind = 4;
+  }
+  const DeviceInfo& info = device_info(device);
+  size_t lws = 1;
+  while (lws * 2 <= std::min<size_t>(kLws, info.max_work_group)) lws *= 2;
+  const std::string options = std::string("-DRENORM -DT=") + type_tag(self.scalar_type(), device) +
+                              " -DIDX_T=" + (idx.scalar_type() == at::kLong ? "long" : "int") +
+                              " -DLWS=" + std::to_string(lws);
+  KernelLaunch launch(get_kernel(device, "embedding.cl", "embedding_renorm", options));
+  launch.arg(static_cast<cl_ulong>(n)).buffer(buffer_of(idx), idx.itemsize());
+  launch.arg(static_cast<cl_long>(self.size(0))).buffer(buffer_of(claimed), 4);
+  launch.buffer(buffer_of(self), self.itemsize());
+  launch.arg(static_cast<cl_long>(self.stride(0))).arg(static_cast<cl_long>(self.stride(1)));
+  launch.arg(static_cast<cl_ulong>(self.size(1)));
+  push_compute_scalar(launch, max_norm, at::toOpMathType(self.scalar_type()));
+  push_compute_scalar(launch, norm_type, at::toOpMathType(self.scalar_type()));
+  launch.arg(static_cast<cl_int>(p_kind));
+  launch.arg(device_error_word(device))
+      .arg(device_error_code("embedding_renorm_: an index is out of range for the weight's rows"));
+  launch.enqueue1d(device, static_cast<size_t>(n) * lws, lws);
+  return self;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("embedding_dense_backward", embedding_dense_backward_impl);
+  m.impl("embedding_renorm_", embedding_renorm_impl);
 }
 
 }  // namespace torch_ocl

@@ -600,3 +600,52 @@ def test_indexing_gradients():
             (out * w).sum().backward()
             grads.append(t.grad)
         assert_ocl_close(grads[1], grads[0])
+
+
+# --------------------------------------------------------------------------------------------
+# embedding_renorm_ (nn.Embedding's max_norm)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 0.0, 3.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64], ids=dtype_id)
+def test_embedding_renorm(norm_type, dtype):
+    skip_unsupported(dtype)
+    w = make_cpu((10, 7), dtype, seed=80) * 2
+    w[4, :3] = 0  # a row with zeros (the 0-"norm" counts non-zeros)
+    ids = torch.tensor([[1, 3, 1], [9, 4, 3]], dtype=torch.int64)  # duplicates: once per row
+    dev = w.to(DEVICE)
+    torch.embedding_renorm_(dev, ids.to(DEVICE), 1.5, norm_type)
+    expected = w.double()
+    torch.embedding_renorm_(expected, ids, 1.5, norm_type)
+    assert_ocl_close(dev, expected.to(dtype))
+
+
+def test_embedding_renorm_layouts_module_and_errors():
+    w = make_cpu((7, 10), torch.float32, seed=81) * 3
+    dev = w.to(DEVICE).t()  # a non-contiguous weight, rows strided
+    cpu = w.clone().t()
+    ids = torch.tensor([2, 5, 9], dtype=torch.int32)
+    torch.embedding_renorm_(dev, ids.to(DEVICE), 1.0, 2.0)
+    torch.embedding_renorm_(cpu, ids, 1.0, 2.0)
+    assert_ocl_close(dev, cpu)
+    torch.manual_seed(82)
+    emb = torch.nn.Embedding(10, 4, max_norm=1.0)
+    emb_dev = torch.nn.Embedding(10, 4, max_norm=1.0).to(DEVICE)
+    emb_dev.load_state_dict(emb.state_dict())
+    x = torch.tensor([[1, 2, 2, 7]])
+    assert_ocl_close(emb_dev(x.to(DEVICE)), emb(x))
+    assert_ocl_close(emb_dev.weight.detach(), emb.weight.detach())
+    cases = [
+        lambda t, d: torch.embedding_renorm_(t[0], torch.tensor([1], device=d), 1.0, 2.0),
+        lambda t, d: torch.embedding_renorm_(t.long(), torch.tensor([1], device=d), 1.0, 2.0),
+        lambda t, d: torch.embedding_renorm_(t, torch.tensor([1.0], device=d), 1.0, 2.0),
+    ]
+    for fn in cases:
+        with pytest.raises(Exception) as cpu_exc:
+            fn(w.clone(), "cpu")
+        with pytest.raises(type(cpu_exc.value)):
+            fn(w.to(DEVICE), DEVICE)
+    dev = w.to(DEVICE)
+    torch.embedding_renorm_(dev, torch.tensor([1, 70], device=DEVICE), 1.0, 2.0)
+    with pytest.raises(RuntimeError, match="out of range"):
+        dev.cpu()
