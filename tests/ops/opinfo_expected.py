@@ -40,7 +40,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 2267 entries.
+# 2263 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -1837,22 +1837,6 @@ NOT_NATIVE = {
     ("nn.functional.elu", "float32", "backward"): (0, "not native yet: aten::elu.out"),
     ("nn.functional.elu", "float32", "forward"): (0, "not native yet: aten::elu.out"),
     ("nn.functional.elu", "float64", "forward"): (0, "not native yet: aten::elu.out"),
-    ("nn.functional.embedding", "bfloat16", "forward"): (
-        5,
-        "not native yet: aten::embedding_renorm_",
-    ),
-    ("nn.functional.embedding", "float16", "forward"): (
-        5,
-        "not native yet: aten::embedding_renorm_",
-    ),
-    ("nn.functional.embedding", "float32", "forward"): (
-        5,
-        "not native yet: aten::embedding_renorm_",
-    ),
-    ("nn.functional.embedding", "float64", "forward"): (
-        5,
-        "not native yet: aten::embedding_renorm_",
-    ),
     ("nn.functional.embedding_bag", "bfloat16", "forward"): (
         0,
         "not native yet: aten::_embedding_bag_forward_only",
