@@ -10,6 +10,7 @@
 // stub. Duplicate indices with a reduction combine every contribution (atomic updates); an index
 // out of range is raised at the next host wait (runtime/DeviceError.h).
 #include <ATen/MemoryOverlap.h>
+#include <ATen/core/op_registration/adaption.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/IndexKernel.h>
 #include <ATen/native/ReductionType.h>
@@ -46,9 +47,20 @@ constexpr const char* kBadScatter =
 
 // ---- the stubs of gather and scatter: one element per element of index ----
 
+// The check (and message) of the CPU's generated wrappers, which the dispatcher does not run
+// for kernels registered like ours.
+void check_same_device(const char* op, const at::Tensor& a, const at::Tensor& index,
+                       const at::Tensor* b) {
+  std::optional<at::Device> common;
+  c10::impl::check_and_update_common_device(common, a, op, "self");
+  c10::impl::check_and_update_common_device(common, index, op, "index");
+  if (b) c10::impl::check_and_update_common_device(common, *b, op, "src");
+}
+
 // A[..., index[i], ...] and B[i] for every position i of index, A indexed along `dim`.
 void dim_indexed(const at::Tensor& a, int64_t dim, const at::Tensor& index, const at::Tensor* b,
                  IndexedOp op) {
+  check_same_device("scatter_gather", a, index, b);
   if (index.numel() == 0) return;
   const int64_t rank = index.dim();
   dim = at::maybe_wrap_dim(dim, a.dim());
@@ -163,8 +175,7 @@ at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& i
         "Please clone() the tensor before performing this operation. "
         "This also applies to advanced indexing e.g. tensor[mask] = scalar");
   }
-  TORCH_CHECK(value.device() == self.device(), "index_fill_(): expected the value on ",
-              self.device(), " or the CPU, but it is on ", value.device());
+  check_same_device("index_fill_", self, index, &value);
   const at::Tensor target = self.dim() == 0 ? self.unsqueeze(-1) : self;
   dim = at::maybe_wrap_dim(dim, target.dim());
   TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");

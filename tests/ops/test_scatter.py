@@ -500,3 +500,23 @@ def test_large():
     _close(x.to(DEVICE).scatter_add(0, index.to(DEVICE), src.to(DEVICE)),
            x.double().scatter_add(0, index, src.double()).float(), torch.float32)
     _exact(x.to(DEVICE).gather(0, index[:2048].to(DEVICE)), x.gather(0, index[:2048]))
+
+
+def test_tensors_on_another_device_raise_like_cpu():
+    x = torch.zeros(4, 3, device=DEVICE)
+    idx = torch.tensor([[0, 1, 2]])
+    fns = [
+        lambda: x.gather(0, idx),
+        lambda: x.scatter(0, idx.to(DEVICE), torch.ones(1, 3)),
+        lambda: x.scatter_add(0, idx, torch.ones(1, 3, device=DEVICE)),
+        lambda: x.scatter_reduce(0, idx.to(DEVICE), torch.ones(1, 3), "amax"),
+        lambda: x.index_add(0, torch.tensor([1], device=DEVICE), torch.ones(1, 3)),
+        lambda: x.index_copy(0, torch.tensor([1]), torch.ones(1, 3, device=DEVICE)),
+        lambda: x.index_fill(0, torch.tensor([1]), 2.0),
+        lambda: x.index_fill(0, torch.tensor([1]), torch.tensor(2.0, device=DEVICE)),
+    ]
+    for fn in fns:
+        with pytest.raises(RuntimeError, match="device"):
+            fn()
+    with pytest.raises(RuntimeError, match="same device"):  # the CPU, for comparison
+        x.cpu().gather(0, idx.to(DEVICE))
