@@ -41,6 +41,7 @@ namespace {
 constexpr size_t kLws = 256;
 constexpr size_t kMaxDims = 8;   // dimensions of an iteration space (long8 arguments)
 constexpr size_t kMaxIndices = 8;
+constexpr int64_t kCpuChunk = 16;
 
 cl_long8 long8_of(const std::vector<int64_t>& v) {
   cl_long8 r{};
@@ -174,8 +175,12 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
                                 "which ", device_info(device).name, " lacks");
   }
 
+  // Positions per work-item: CPU devices (PoCL) save the divisions of the positions' coordinates
+  // (consecutive positions step along the innermost dimension); GPUs want one per work-item.
+  const int64_t chunk = (device_info(device).type & CL_DEVICE_TYPE_CPU) ? kCpuChunk : 1;
   KernelLaunch launch(get_kernel(device, "index.cl", "index_elements", options));
-  launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_int>(s.sizes.size()));
+  launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
+  launch.arg(static_cast<cl_int>(s.sizes.size()));
   launch.arg(long8_of(s.sizes));
   launch.buffer(buffer_of_operand(s.a), a.itemsize()).arg(long8_of(s.a.strides));
   if (op.value) {
@@ -188,7 +193,7 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   launch.arg(long8_of(op.indexed_sizes)).arg(long8_of(op.indexed_strides));
   if (op.alpha) push_compute_scalar(launch, *op.alpha, dtype);
   launch.arg(device_error_word(device)).arg(device_error_code(op.error));
-  launch.enqueue1d(device, static_cast<size_t>(n), kLws);
+  launch.enqueue1d(device, static_cast<size_t>((n + chunk - 1) / chunk), kLws);
 }
 
 namespace {

@@ -108,15 +108,16 @@ def _read(queue, buf, like):
 
 
 def elements(ctx, queue, build, options, sizes, a, a_off, a_st, b, b_off, b_st, indices,
-             isizes, istrides, value=None, alpha=None, code=3):
-    """Runs index_elements; sizes and strides innermost first. Returns (a, b, err)."""
+             isizes, istrides, value=None, alpha=None, code=3, chunk=3):
+    """Runs index_elements; sizes and strides innermost first; `chunk` positions per work-item
+    (3: runs that cross the end of dimension 0). Returns (a, b, err)."""
     prg = build("index", options)
     n = int(np.prod(sizes)) if sizes else 1
     abuf = _buf(ctx, a)
     err = np.zeros(1, np.int32)
     ebuf = _buf(ctx, err)
-    args = [np.uint64(n), np.int32(len(sizes)), _long8(sizes), abuf, np.uint64(a_off),
-            _long8(a_st)]
+    args = [np.uint64(n), np.uint64(chunk), np.int32(len(sizes)), _long8(sizes), abuf,
+            np.uint64(a_off), _long8(a_st)]
     bbuf = None
     if value is not None:
         args.append(value)
@@ -129,7 +130,7 @@ def elements(ctx, queue, build, options, sizes, a, a_off, a_st, b, b_off, b_st, 
     if alpha is not None:
         args.append(alpha)
     args += [ebuf, np.int32(code)]
-    glob = (-(-n // WG) * WG,)
+    glob = (-(-(-(-n // chunk)) // WG) * WG,)
     cl.Kernel(prg, "index_elements")(queue, glob, (WG,), *args)
     a_out = _read(queue, abuf, a)
     b_out = _read(queue, bbuf, b) if bbuf is not None else None
@@ -145,10 +146,12 @@ def test_gather_two_indices_with_wrap(ctx, queue, build, rng, tag):
     cols = rng.integers(-5, 5, (6,)).astype(np.int64)
     out = np.zeros((3, 6), STORE[tag])
     opts = [f"-DT={tag}", "-DIDX_T=long", "-DNIDX=2", "-DGATHER", "-DWRAP"]
-    _, got, err = elements(ctx, queue, build, opts, [6, 3], a, 2 * 5, [0, 0], out, 0, [1, 6],
-                           [(rows, 0, [1, 6]), (cols, 0, [1, 0])], [4, 5], [15, 1])
-    assert err == 0
-    np.testing.assert_array_equal(got, a[rows, 2, cols[None, :]])
+    for chunk in (1, 4, 100):
+        _, got, err = elements(ctx, queue, build, opts, [6, 3], a, 2 * 5, [0, 0], out, 0,
+                               [1, 6], [(rows, 0, [1, 6]), (cols, 0, [1, 0])], [4, 5], [15, 1],
+                               chunk=chunk)
+        assert err == 0
+        np.testing.assert_array_equal(got, a[rows, 2, cols[None, :]])
 
 
 def test_scatter_copy_value_and_errors(ctx, queue, build, rng):
