@@ -1,14 +1,15 @@
 // The scatter family: gather, scatter (src, value, reduce), scatter_add, scatter_reduce,
-// index_add, index_copy, index_fill, all on launch_indexed (ops/Index.h, kernels/index.cl).
+// index_add, index_reduce, index_copy, index_fill, all on launch_indexed (ops/Index.h, kernels/index.cl).
 //
 // gather, scatter*, scatter_reduce and index_copy are structured in ATen and their generic
 // implementations (at::native::structured_<op>) call DispatchStubs: they are registered here as
 // ATen's meta function + ATen's impl (Structured.h), with our kernels behind the stubs, so the
 // argument checks, the include_self / mean handling of scatter_reduce and the CPU's errors are
-// ATen's. index_add's implementation in ATen is CPU-only (it reads the indices on the host), so
-// its kernel is ours behind ATen's meta function. index_fill_ is ATen's native function on our
+// ATen's. index_add's and index_reduce's implementations in ATen are CPU-only (they read the
+// indices on the host), so theirs are ours behind ATen's meta functions. index_fill_ is ATen's native function on our
 // stub. Duplicate indices with a reduction combine every contribution (atomic updates); an index
 // out of range is raised at the next host wait (runtime/DeviceError.h).
+#include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <ATen/WrapDimUtils.h>
@@ -19,11 +20,15 @@
 #include <ATen/ops/index_add_meta.h>
 #include <ATen/ops/index_copy_native.h>
 #include <ATen/ops/index_fill_native.h>
+#include <ATen/ops/index_reduce_meta.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/zeros_like.h>
 #include <ATen/ops/scatter_add_native.h>
 #include <ATen/ops/scatter_native.h>
 #include <ATen/ops/scatter_reduce_native.h>
 #include <torch/library.h>
 
+#include <limits>
 #include <utility>
 
 #include "ops/Index.h"
@@ -246,14 +251,12 @@ bool is_one(const at::Scalar& s) {
   return false;
 }
 
-// index_add: out[..., index[j], ...] += alpha * source[..., j, ...] (the meta function has
-// checked the shapes: source is self's shape with index.numel() along dim).
-void index_add_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
-                 const at::Tensor& index, const at::Tensor& source, const at::Scalar& alpha) {
-  const at::Tensor& result = out[0];
-  if (!result.is_same(self)) result.copy_(self);
+// out[..., index[j], ...] = out[..., index[j], ...] op source[..., j, ...] for index_add and
+// index_reduce (their meta functions have checked the shapes: source is self's shape with
+// index.numel() along dim).
+void index_along(const at::Tensor& result, int64_t dim, const at::Tensor& index,
+                 const at::Tensor& source, IndexedOp op) {
   if (index.numel() == 0) return;
-  dim = at::maybe_wrap_dim(dim, self.dim());
   const at::Tensor res = result.dim() == 0 ? result.view({1}) : result;
   const at::Tensor src = source.dim() == 0 ? source.view({1}) : source;
   const int64_t rank = res.dim();
@@ -264,13 +267,64 @@ void index_add_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
   std::vector<int64_t> idx_strides(static_cast<size_t>(rank), 0);
   idx_strides[rank - 1 - dim] = index.dim() ? index.stride(0) : 1;
   s.indices.push_back({index, nullptr, std::move(idx_strides)});
+  op.indexed_sizes = {res.size(dim)};
+  op.indexed_strides = {res.stride(dim)};
+  launch_indexed(std::move(s), op);
+}
+
+void index_add_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
+                 const at::Tensor& index, const at::Tensor& source, const at::Scalar& alpha) {
+  const at::Tensor& result = out[0];
+  if (!result.is_same(self)) result.copy_(self);
   IndexedOp op;
   op.reduce = IndexReduce::kAdd;
   if (!is_one(alpha)) op.alpha = alpha;
-  op.indexed_sizes = {res.size(dim)};
-  op.indexed_strides = {res.stride(dim)};
   op.error = "index_add_(): index out of range in self";
-  launch_indexed(std::move(s), op);
+  index_along(result, at::maybe_wrap_dim(dim, self.dim()), index, source, op);
+}
+
+// The identity that index_reduce's include_self=False writes first, as ATen's CPU kernel does.
+at::Scalar reduce_identity(at::native::ReductionType r, at::ScalarType t) {
+  at::Scalar value = 0;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, t, "index_reduce", [&] {
+    using limits = std::numeric_limits<scalar_t>;
+    if (r == at::native::ReductionType::PROD) {
+      value = scalar_t(1);
+    } else if (r == at::native::ReductionType::MAX) {
+      value = limits::has_infinity ? -limits::infinity() : limits::lowest();
+    } else if (r == at::native::ReductionType::MIN) {
+      value = limits::has_infinity ? limits::infinity() : limits::max();
+    }
+  });
+  return value;
+}
+
+// index_reduce: ATen's implementation is CPU-only (it reads the indices on the host); this is
+// its algorithm on our kernel: the indexed slices start from the identity unless include_self,
+// are combined atomically, and the mean divides by the counts (floor division for integers).
+void index_reduce_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
+                    const at::Tensor& index, const at::Tensor& source, std::string_view reduce,
+                    bool include_self) {
+  const at::Tensor& result = out[0];
+  if (!result.is_same(self)) result.copy_(self);
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const at::native::ReductionType r = at::native::get_reduction_enum(reduce);
+  if (!include_self)
+    result.index_fill_(dim, index.to(at::kLong), reduce_identity(r, result.scalar_type()));
+  IndexedOp op;
+  op.reduce = reduce_of(r);
+  op.error = "index_reduce_(): index out of range in self";
+  index_along(result, dim, index, source, op);
+  if (r == at::native::ReductionType::MEAN) {
+    at::Tensor counts = include_self ? at::ones_like(result) : at::zeros_like(result);
+    counts.index_add_(dim, index, at::ones_like(source));
+    counts.masked_fill_(counts == 0, 1);
+    if (result.is_floating_point()) {
+      result.div_(counts);
+    } else {
+      result.div_(counts, "floor");
+    }
+  }
 }
 
 // kSamePosition 0: self may be the output itself (in-place), as the impls copy self into a
@@ -285,6 +339,7 @@ using ScatterAdd = Structured<at::meta::structured_scatter_add, scatter_add_k, 0
 using ScatterReduceTwo =
     Structured<at::meta::structured_scatter_reduce_two, scatter_reduce_two_k, 0>;
 using IndexAdd = Structured<at::meta::structured_index_add, index_add_k, 0>;
+using IndexReduceOp = Structured<at::meta::structured_index_reduce, index_reduce_k, 0>;
 using IndexCopy = Structured<at::meta::structured_index_copy, index_copy_k, 0>;
 
 }  // namespace
@@ -313,6 +368,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_add", IndexAdd::functional);
   m.impl("index_add.out", IndexAdd::out);
   m.impl("index_add_", IndexAdd::inplace);
+  m.impl("index_reduce", IndexReduceOp::functional);
+  m.impl("index_reduce.out", IndexReduceOp::out);
+  m.impl("index_reduce_", IndexReduceOp::inplace);
   m.impl("index_copy", IndexCopy::functional);
   m.impl("index_copy.out", IndexCopy::out);
   m.impl("index_copy_", IndexCopy::inplace);

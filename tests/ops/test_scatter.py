@@ -520,3 +520,40 @@ def test_tensors_on_another_device_raise_like_cpu():
             fn()
     with pytest.raises(RuntimeError, match="same device"):  # the CPU, for comparison
         x.cpu().gather(0, idx.to(DEVICE))
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=dtype_id)
+def test_index_reduce(dtype, reduce, include_self):
+    skip_unsupported(dtype)
+    x = make_cpu((5, 4, 3), dtype, seed=55, low=-2, high=3)
+    for dim in (0, 1, -1):
+        index = torch.tensor([0, 2, 0, 2, 1])[: x.shape[dim] + 1]  # duplicates; not all hit
+        shape = list(x.shape)
+        shape[dim] = index.numel()
+        source = make_cpu(tuple(shape), dtype, seed=56, low=-2, high=3)
+        kwargs = dict(include_self=include_self)
+        if dtype.is_floating_point:
+            expected = x.double().index_reduce(dim, index, source.double(), reduce, **kwargs)
+            expected = expected.to(dtype)
+        else:
+            expected = x.index_reduce(dim, index, source, reduce, **kwargs)
+        got = x.to(DEVICE).index_reduce(dim, index.to(DEVICE), source.to(DEVICE), reduce,
+                                        **kwargs)
+        _close(got, expected, dtype)
+
+
+def test_index_reduce_nan_inplace_and_errors():
+    x = torch.tensor([[1.0, float("nan")], [3.0, 4.0], [5.0, 6.0]])
+    source = torch.tensor([[float("nan"), 0.5], [2.0, 7.0]])
+    index = torch.tensor([0, 2])
+    for reduce in ("amax", "amin"):
+        dev = x.to(DEVICE)
+        dev.index_reduce_(0, index.to(DEVICE), source.to(DEVICE), reduce, include_self=True)
+        _exact(dev, x.clone().index_reduce_(0, index, source, reduce, include_self=True))
+    with pytest.raises(RuntimeError, match="reduce"):
+        x.to(DEVICE).index_reduce(0, index.to(DEVICE), source.to(DEVICE), "sum")
+    r = x.to(DEVICE).index_reduce(0, torch.tensor([0, 3]).to(DEVICE), source.to(DEVICE), "prod")
+    with pytest.raises(RuntimeError, match="out of range"):
+        r.cpu()
