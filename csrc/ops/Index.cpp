@@ -9,6 +9,7 @@
 // is found by the kernel and raised at the next host wait (runtime/DeviceError.h).
 #include "ops/Index.h"
 
+#include <ATen/Context.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
@@ -154,6 +155,13 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   const bool has_b = !op.value.has_value();
   if (has_b) TORCH_INTERNAL_ASSERT(s.b.tensor.defined() && s.b.tensor.scalar_type() == dtype);
 
+  // Atomic floating-point sums and products depend on the order of the updates.
+  if ((op.reduce == IndexReduce::kAdd || op.reduce == IndexReduce::kMul) &&
+      is_floating_tag(dtype)) {
+    at::globalContext().alertNotDeterministic(
+        "torch-ocl: floating-point accumulation at repeated indices (index_put_ and put_ with "
+        "accumulate, index_add_, index_reduce_, scatter_add_, scatter_reduce_ sum/prod/mean)");
+  }
   const bool typed = op.value.has_value() || op.reduce != IndexReduce::kNone;
   std::string options = "-DNIDX=" + std::to_string(nidx);
   options += idx_dtype == at::kLong ? " -DIDX_T=long" : " -DIDX_T=int";

@@ -557,3 +557,26 @@ def test_index_reduce_nan_inplace_and_errors():
     r = x.to(DEVICE).index_reduce(0, torch.tensor([0, 3]).to(DEVICE), source.to(DEVICE), "prod")
     with pytest.raises(RuntimeError, match="out of range"):
         r.cpu()
+
+
+def test_deterministic_mode_refuses_float_atomic_sums():
+    # Atomic float sums depend on the order of the updates: with deterministic algorithms
+    # requested they raise (as CUDA's nondeterministic ops do); integers, max/min and gathers
+    # are deterministic and run.
+    x = torch.zeros(4, 3, device=DEVICE)
+    index = torch.tensor([[0, 1, 0]], device=DEVICE)
+    torch.use_deterministic_algorithms(True)
+    try:
+        with pytest.raises(RuntimeError, match="deterministic"):
+            x.scatter_add(0, index, torch.ones(1, 3, device=DEVICE))
+        with pytest.raises(RuntimeError, match="deterministic"):
+            x.index_add(0, torch.tensor([1, 1], device=DEVICE), torch.ones(2, 3, device=DEVICE))
+        xi = torch.zeros(4, 3, dtype=torch.int64, device=DEVICE)
+        got = xi.scatter_add(0, index, torch.ones(1, 3, dtype=torch.int64, device=DEVICE))
+        assert got.cpu().sum() == 3
+        got = x.scatter_reduce(0, index, torch.ones(1, 3, device=DEVICE), "amax")
+        assert got.cpu().sum() == 3
+        got = x.gather(0, index)
+        assert got.cpu().sum() == 0
+    finally:
+        torch.use_deterministic_algorithms(False)
