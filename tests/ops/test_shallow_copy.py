@@ -101,9 +101,7 @@ def test_tied_gradient_sums_both_uses():
     m = copy.deepcopy(cpu).float().to(DEVICE)
     assert_tied(m)
     ids = torch.randint(0, 11, (4, 5))
-    # embedding_dense_backward has no native kernel yet (issue 7): let it run on the CPU here.
-    with torch.ocl.fallback_mode("silent"):
-        sum_of_squares(m(ids.to(DEVICE))).backward()
+    sum_of_squares(m(ids.to(DEVICE))).backward()
     sum_of_squares(cpu(ids)).backward()
     torch.testing.assert_close(
         m.emb.weight.grad.cpu(), cpu.emb.weight.grad.float(), rtol=1e-4, atol=1e-6

@@ -1,0 +1,58 @@
+// The index-driven element kernel (index_elements, kernels/index.cl), shared by the index family
+// (Index.cpp: x[idx], index_put_, take, put_) and the scatter family (Scatter.cpp: gather,
+// scatter*, index_add, index_copy, index_fill). One launch moves or combines the elements of an
+// iteration space: per element, A is addressed through the indices, B (or a scalar) is the
+// other side; see kernels/index.cl.
+#pragma once
+
+#include <ATen/TensorIterator.h>
+#include <c10/core/Scalar.h>
+
+#include <optional>
+#include <vector>
+
+namespace torch_ocl {
+
+enum class IndexReduce { kNone, kAdd, kMul, kMax, kMin };
+
+// One operand of an iteration space: the tensor (for its buffer) and its strides in elements, one
+// per dimension of the space (innermost first). `ptr` is where its element 0 lies (a device
+// address inside `tensor`'s storage), or null for tensor's own first element.
+struct IndexOperand {
+  at::TensorBase tensor;
+  const void* ptr = nullptr;
+  std::vector<int64_t> strides;
+};
+
+// An iteration space: sizes innermost first, A, B (undefined tensor when a scalar is the source)
+// and the index operands.
+struct IndexSpace {
+  std::vector<int64_t> sizes;
+  IndexOperand a, b;
+  std::vector<IndexOperand> indices;
+};
+
+// The space of a TensorIterator's shape: operands a and b (-1: none) and the `nindex` index
+// operands from `first_index` on.
+IndexSpace space_of(const at::TensorIteratorBase& iter, int a, int b, int first_index,
+                    int nindex);
+// The operand strides of tensor t for a space of `rank` dimensions in logical order (outermost
+// first, as t's own), returned innermost first: t's strides when t has that rank, zeros when
+// either is 0-dim and the other has at most one dimension, with `zero_dim` (if >= 0) zeroed.
+std::vector<int64_t> operand_strides(const at::Tensor& t, int64_t rank, int64_t zero_dim = -1);
+
+struct IndexedOp {
+  bool gather = false;  // B = A[...]; otherwise A[...] = B (or value, or combined by `reduce`)
+  // Per index: the size and stride (in elements of A) of the dimension it indexes.
+  std::vector<int64_t> indexed_sizes, indexed_strides;
+  bool wrap = false;  // indices in [-size, 0) count from the end
+  IndexReduce reduce = IndexReduce::kNone;
+  std::optional<c10::Scalar> value;  // the source is this scalar (checked like the CPU's .to<T>)
+  std::optional<c10::Scalar> alpha;  // kAdd: B times alpha
+  const char* error = nullptr;       // an index out of range: this message (a string literal)
+};
+
+// Runs `op` over `space` (nothing when it is empty). A and B have the same dtype.
+void launch_indexed(IndexSpace space, const IndexedOp& op);
+
+}  // namespace torch_ocl
