@@ -14,15 +14,17 @@
 //   gather over the output positions that read it (found by binary search: the source index is
 //   monotonic in the output position), so sums are deterministic and no atomics are needed.
 //
-// Build options: -DT_=<tag> (data) -DACC_T=<float|double> -DMODE_NEAREST | -DMODE_NEAREST_EXACT
-//   | -DMODE_LINEAR | -DMODE_CUBIC
+// Build options: -DT_=<tag> (data; a floating tag, or any tag for the nearest modes)
+//   -DACC_T=<float|double> -DMODE_NEAREST | -DMODE_NEAREST_EXACT | -DMODE_LINEAR | -DMODE_CUBIC
 // Arguments (both kernels): ulong total (elements of the result), int spatial, long C, D, H, W
 //   (input extents), long OD, OH, OW (output extents), SCALE rD, rH, rW (per-dim scales: float
 //   for the nearest modes, else ACC), int align_corners, then the source and the result tensor,
 //   each as buffer, offset and 5 strides (N, C, D, H, W).
 // Launch: global = roundup(total, local).
 
-#pragma OPENCL FP_CONTRACT OFF
+// Floating-point contraction stays at OpenCL's default (allowed): the CPU's kernels are built
+// with FMA contraction too (its AVX2 build), and matching its rounding keeps bicubic's
+// cancellations near zero within float32 tolerances of its results.
 
 #define ACC REG_TYPE(ACC_T)
 #define DATA STORE_TYPE(T_)
@@ -220,10 +222,6 @@ __kernel void upsample_forward(GEOMETRY, TENSOR(const DATA, in), TENSOR(DATA, ou
       acc += wd[a] * wh[b] * row;
     }
   }
-#ifdef INTEGER_OUT
-  // uint8: round to nearest and saturate, as the CPU's integer interpolation.
-  acc = clamp(round(acc), (ACC)0, (ACC)255);
-#endif
   STORE(T_, out, dst, CONVERT(T_, acc));
 #endif
 }
@@ -232,6 +230,15 @@ __kernel void upsample_backward(GEOMETRY, TENSOR(const DATA, go), TENSOR(DATA, g
   const ulong g = get_global_id(0);
   if (g >= total) return;
   SPLIT(g, D, H, W, n, c, d, h, w);
+  const ulong dst = gi_off + n * giN + c * giC + d * giD + h * giH + w * giW;
+#ifdef MODE_CUBIC
+  // The CPU's bicubic backward copies when no dim changes size (its forward still weighs four
+  // taps, so infinities there spread NaN; the gradient does not).
+  if (D == OD && H == OH && W == OW) {
+    STORE(T_, gi, dst, LOAD(T_, go, go_off + n * goN + c * goC + d * goD + h * goH + w * goW));
+    return;
+  }
+#endif
   const int pd = spatial >= 3, ph = spatial >= 2;
   long d0, d1, h0, h1, w0, w1;
   dim_range(pd, d, D, OD, rD, align, &d0, &d1);
@@ -258,5 +265,5 @@ __kernel void upsample_backward(GEOMETRY, TENSOR(const DATA, go), TENSOR(DATA, g
       }
     }
   }
-  STORE(T_, gi, gi_off + n * giN + c * giC + d * giD + h * giH + w * giW, CONVERT(T_, acc));
+  STORE(T_, gi, dst, CONVERT(T_, acc));
 }

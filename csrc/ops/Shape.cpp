@@ -159,15 +159,20 @@ at::Tensor roll_impl(const at::Tensor& self, at::IntArrayRef shifts, at::IntArra
   }
   if (self.numel() == 0) return self.clone(at::MemoryFormat::Preserve);
   std::vector<RemapDim> map = identity_dims(self.dim());
+  bool unmoved_dim = false;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t size = self.size(dims[i]);  // the CPU's error for a bad dim
     const int64_t d = at::maybe_wrap_dim(dims[i], self.dim());
+    const int64_t s = ((shifts[i] % size) + size) % size;
     map[d].mode = RemapMode::kWrap;
-    const int64_t s = shifts[i] % size;
-    map[d].offset = ((map[d].offset + s) % size + size) % size;
+    map[d].offset = (map[d].offset + s) % size;
+    unmoved_dim = unmoved_dim || s == 0;
   }
-  at::Tensor out =
-      at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
+  // The CPU rolls one dim after the other as a cat of two slices; a dim rolled by a multiple of
+  // its size cats with an empty slice, which gives a contiguous result.
+  const at::MemoryFormat format =
+      unmoved_dim ? at::MemoryFormat::Contiguous : self.suggest_memory_format();
+  at::Tensor out = at::empty(self.sizes(), self.options().memory_format(format));
   launch_remap(out, self, map);
   return out;
 }

@@ -49,17 +49,17 @@ using Scales = std::array<std::optional<double>, 3>;  // per interpolated dim, o
 // UpSample.h's compute_scales_value and area_pixel_compute_scale (that header pulls in ATen's CPU
 // vector code, which this file does not need): the input/output ratio of a dim, or the caller's
 // 1 / scale where one was given.
+// `given` is the caller's scale, <= 0 where none was given (ATen treats non-positive values as
+// unset too).
 template <typename T>
-T scales_value(const std::optional<double>& scale, int64_t in, int64_t out) {
-  const double given = scale.value_or(0.);  // none, or a non-positive legacy default: unset
+T scales_value(double given, int64_t in, int64_t out) {
   return given > 0. ? static_cast<T>(1.0 / given) : static_cast<T>(in) / out;
 }
 
 template <typename T>
-T area_pixel_scale(int64_t in, int64_t out, bool align_corners,
-                   const std::optional<double>& scale) {
+T area_pixel_scale(int64_t in, int64_t out, bool align_corners, double given) {
   if (align_corners) return out > 1 ? static_cast<T>(in - 1) / (out - 1) : static_cast<T>(0);
-  return scales_value<T>(scale, in, out);
+  return scales_value<T>(given, in, out);
 }
 
 const char* mode_option(Interp mode) {
@@ -83,13 +83,18 @@ void check_dtype(at::ScalarType t, Interp mode, int spatial, bool backward, cons
     TORCH_CHECK_NOT_IMPLEMENTED(floating, "\"", op, "_backward\" not implemented for '", t, "'");
     return;
   }
-  const bool byte_ok = mode == Interp::kNearest || mode == Interp::kNearestExact ||
-                       (spatial == 2 && (mode == Interp::kLinear || mode == Interp::kCubic));
+  const bool nearest = mode == Interp::kNearest || mode == Interp::kNearestExact;
+  const bool byte_ok = nearest || spatial == 2;  // the CPU's uint8 bilinear/bicubic too
   const char* kernel = mode == Interp::kLinear  ? "compute_indices_weights_linear"
                        : mode == Interp::kCubic ? "compute_indices_weights_cubic"
                                                 : "compute_indices_weights_nearest";
   TORCH_CHECK_NOT_IMPLEMENTED(floating || (byte_ok && t == at::kByte), "\"", kernel,
                               "\" not implemented for '", t, "'");
+  // The CPU interpolates uint8 images with Pillow's separable integer kernels (normalised
+  // weights over the taps inside the image, fixed-point passes): not this kernel's arithmetic.
+  TORCH_CHECK_NOT_IMPLEMENTED(floating || nearest, "torch-ocl: ", op,
+                              " on uint8 (the CPU's Pillow-style integer interpolation) is not "
+                              "supported on the ocl device yet");
 }
 
 // [N, C, D, H, W] extents and strides of a tensor with `spatial` interpolated dims.
@@ -124,7 +129,6 @@ void launch(const at::Tensor& result, const at::Tensor& source, Interp mode, int
   const int device = result.device().index();
   std::string options = std::string("-DT_=") + type_tag(t, device) +
                         " -DACC_T=" + (dbl ? "double" : "float") + mode_option(mode);
-  if (t == at::kByte) options += " -DINTEGER_OUT";
   KernelLaunch l(
       get_kernel(device, "upsample.cl", backward ? "upsample_backward" : "upsample_forward",
                  options));
@@ -135,7 +139,7 @@ void launch(const at::Tensor& result, const at::Tensor& source, Interp mode, int
     // Scale of dim D, H, W (i = 0, 1, 2); absent dims get 1.
     const int k = i - (3 - spatial);  // index into the op's scales, outermost first
     const int64_t I = isz[2 + i], O = osz[2 + i];
-    const std::optional<double> s = k >= 0 ? scales[k] : std::nullopt;
+    const double s = k >= 0 ? scales[k].value_or(0.) : 0.;
     if (mode == Interp::kNearest || mode == Interp::kNearestExact) {
       l.arg(static_cast<cl_float>(scales_value<float>(s, I, O)));
     } else if (dbl) {
