@@ -28,8 +28,8 @@ inline int sources(long i, long I, long a, long O, long* lo, long* hi) {
 #ifdef REFLECT
   long cand[3];
   int m = 0;
-  cand[m++] = i + a;                           // read directly
-  if (i > 0) cand[m++] = a - i;                // reflected at the start
+  cand[m++] = i + a;                               // read directly
+  if (i > 0) cand[m++] = a - i;                    // reflected at the start
   if (i < I - 1) cand[m++] = a + 2 * (I - 1) - i;  // reflected at the end
   for (int k = 0; k < m; ++k) {
     if (cand[k] >= 0 && cand[k] < O) {

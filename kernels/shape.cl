@@ -38,37 +38,36 @@
 
 #ifdef T
 // Component d of a long8 (d known at compile time after unrolling).
-#define DIM_STEP(d, comp)                                     \
-  if (ndim > d) {                                             \
-    const long s = osize.comp;                                \
-    const long q = (ndim == d + 1) ? 0 : rem / s;             \
-    const long o = rem - q * s;                               \
-    rem = q;                                                  \
-    oo += o * ostride.comp;                                   \
-    const long ext = isize.comp;                              \
-    const uint mode = (modes >> (3 * d)) & 7u;                \
-    long j = mode == 4u ? ext - 1 - o : o - shift.comp;       \
-    if (mode == 0u) {                                         \
-      outside = outside || j < 0 || j >= ext;                 \
-    } else if (mode == 1u) {                                  \
-      j = j < 0 ? -j : j;                                     \
-      j = j >= ext ? 2 * (ext - 1) - j : j;                   \
-    } else if (mode == 2u) {                                  \
-      j = clamp(j, 0L, ext - 1);                              \
-    } else if (mode == 3u) {                                  \
-      const long jq = j / ext;                                \
-      j = j - jq * ext;                                       \
-      j = j < 0 ? j + ext : j;                                \
-    }                                                         \
-    io += j * istride.comp;                                   \
-    if (d == col_dim) col = o;                                \
-    if (d == row_dim) row = o;                                \
+#define DIM_STEP(d, comp)                               \
+  if (ndim > d) {                                       \
+    const long s = osize.comp;                          \
+    const long q = (ndim == d + 1) ? 0 : rem / s;       \
+    const long o = rem - q * s;                         \
+    rem = q;                                            \
+    oo += o * ostride.comp;                             \
+    const long ext = isize.comp;                        \
+    const uint mode = (modes >> (3 * d)) & 7u;          \
+    long j = mode == 4u ? ext - 1 - o : o - shift.comp; \
+    if (mode == 0u) {                                   \
+      outside = outside || j < 0 || j >= ext;           \
+    } else if (mode == 1u) {                            \
+      j = j < 0 ? -j : j;                               \
+      j = j >= ext ? 2 * (ext - 1) - j : j;             \
+    } else if (mode == 2u) {                            \
+      j = clamp(j, 0L, ext - 1);                        \
+    } else if (mode == 3u) {                            \
+      const long jq = j / ext;                          \
+      j = j - jq * ext;                                 \
+      j = j < 0 ? j + ext : j;                          \
+    }                                                   \
+    io += j * istride.comp;                             \
+    if (d == col_dim) col = o;                          \
+    if (d == row_dim) row = o;                          \
   }
 
 __kernel void remap(ulong n, __global T* out, ulong out_off, __global const T* in, ulong in_off,
-                    int ndim, long8 osize, long8 ostride, long8 isize, long8 istride,
-                    long8 shift, uint modes, T fill, int tri, long k, int row_dim,
-                    int col_dim) {
+                    int ndim, long8 osize, long8 ostride, long8 isize, long8 istride, long8 shift,
+                    uint modes, T fill, int tri, long k, int row_dim, int col_dim) {
   const ulong i = get_global_id(0);
   if (i >= n) return;
   long rem = (long)i, oo = 0, io = 0, row = 0, col = 0;

@@ -78,9 +78,7 @@ inline ACC source_position(long o, ACC r, int align) {
 // guard_index_and_lambda: the CPU floors in float (floorf), whatever the data's type.
 inline long guarded_index(ACC real, long I) { return min((long)floor((float)real), I - 1); }
 
-inline ACC guarded_lambda(ACC real, long idx) {
-  return min(max(real - (ACC)idx, (ACC)0), (ACC)1);
-}
+inline ACC guarded_lambda(ACC real, long idx) { return min(max(real - (ACC)idx, (ACC)0), (ACC)1); }
 
 #ifdef MODE_LINEAR
 inline long key_of(long o, long I, long O, ACC r, int align) {
@@ -158,8 +156,7 @@ inline long first_above(long t, long I, long O, SCALE r, int align) {
 }
 
 // The output positions [*lo, *hi) that may read input position i along a dim.
-inline void dim_range(int present, long i, long I, long O, SCALE r, int align, long* lo,
-                      long* hi) {
+inline void dim_range(int present, long i, long I, long O, SCALE r, int align, long* lo, long* hi) {
   if (!present) {
     *lo = 0;
     *hi = 1;
@@ -181,21 +178,21 @@ inline int dim_terms(int present, long o, long i, long I, long O, SCALE r, int a
   return m;
 }
 
-#define GEOMETRY                                                                              \
+#define GEOMETRY                                                                                 \
   ulong total, int spatial, long C, long D, long H, long W, long OD, long OH, long OW, SCALE rD, \
       SCALE rH, SCALE rW, int align
 
 // Splits a linear index over [N, C, A, B, E] into its coordinates (remainders without `%`: see
 // elementwise.cl).
-#define SPLIT(g, A, B, E, n, c, a, b, e)               \
-  const ulong q_e = (g) / (ulong)(E);                  \
-  const long e = (long)((g)-q_e * (ulong)(E));         \
-  const ulong q_b = q_e / (ulong)(B);                  \
-  const long b = (long)(q_e - q_b * (ulong)(B));       \
-  const ulong q_a = q_b / (ulong)(A);                  \
-  const long a = (long)(q_b - q_a * (ulong)(A));       \
-  const ulong q_c = q_a / (ulong)C;                    \
-  const long c = (long)(q_a - q_c * (ulong)C);         \
+#define SPLIT(g, A, B, E, n, c, a, b, e)         \
+  const ulong q_e = (g) / (ulong)(E);            \
+  const long e = (long)((g)-q_e * (ulong)(E));   \
+  const ulong q_b = q_e / (ulong)(B);            \
+  const long b = (long)(q_e - q_b * (ulong)(B)); \
+  const ulong q_a = q_b / (ulong)(A);            \
+  const long a = (long)(q_b - q_a * (ulong)(A)); \
+  const ulong q_c = q_a / (ulong)C;              \
+  const long c = (long)(q_a - q_c * (ulong)C);   \
   const long n = (long)q_c
 
 __kernel void upsample_forward(GEOMETRY, TENSOR(const DATA, in), TENSOR(DATA, out)) {

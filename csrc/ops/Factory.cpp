@@ -147,8 +147,8 @@ void linspace_kernel(at::TensorIterator& iter, const c10::Scalar& start, const c
 
 // logspace has no DispatchStub: the CPU's logspace_out (RangeFactories.cpp) with our kernel.
 // The CPU converts start and end to the dtype, then computes in double.
-at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps,
-                         double base, at::Tensor& result) {
+at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
+                         at::Tensor& result) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   if (result.numel() != steps) result.resize_({steps});
   at::Tensor r = result.is_contiguous() ? result : result.contiguous();
@@ -158,8 +158,8 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, r.scalar_type(), "logspace_ocl", [&] {
       const scalar_t s = start.to<scalar_t>(), e = end.to<scalar_t>();
       const double step = static_cast<double>(e - s) / (steps - 1);
-      launch_sequence(r, Sequence::kLogspace, static_cast<double>(s), static_cast<double>(e),
-                      step, base, true);
+      launch_sequence(r, Sequence::kLogspace, static_cast<double>(s), static_cast<double>(e), step,
+                      base, true);
     });
   }
   if (!result.is_contiguous()) result.copy_(r);
@@ -222,8 +222,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out",
          static_cast<at::Tensor& (*)(const at::Scalar&, const at::Scalar&, const at::Scalar&,
                                      at::Tensor&)>(at::native::arange_out));
-  m.impl("linspace.out", static_cast<at::Tensor& (*)(const at::Scalar&, const at::Scalar&, int64_t,
-                                                     at::Tensor&)>(at::native::linspace_out));
+  m.impl("linspace.out",
+         static_cast<at::Tensor& (*)(const at::Scalar&, const at::Scalar&, int64_t, at::Tensor&)>(
+             at::native::linspace_out));
   m.impl("logspace.out", logspace_out);
   m.impl("eye.out", eye_out);
   m.impl("eye.m_out", eye_m_out);

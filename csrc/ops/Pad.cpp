@@ -40,18 +40,11 @@ constexpr size_t kLws = 64;
 enum class Mode { kReflect, kReplicate };
 
 // The op names of the CPU's dtype errors ("reflection_pad1d" not implemented for 'Bool').
-enum class Op {
-  kReflect1d,
-  kReflect2d,
-  kReflect3d,
-  kReplicate1d,
-  kReplicate2d,
-  kReplicate3d
-};
+enum class Op { kReflect1d, kReflect2d, kReflect3d, kReplicate1d, kReplicate2d, kReplicate3d };
 
 constexpr Mode mode_of(Op op) {
   return op == Op::kReflect1d || op == Op::kReflect2d || op == Op::kReflect3d ? Mode::kReflect
-                                                                               : Mode::kReplicate;
+                                                                              : Mode::kReplicate;
 }
 
 std::string name_of(Op op) {
@@ -80,7 +73,8 @@ void pad_forward(const at::Tensor& out, const at::Tensor& self, at::IntArrayRef 
                               "\" not implemented for 'Bool'");
   std::vector<RemapDim> map(static_cast<size_t>(self.dim()));
   const int64_t spatial = static_cast<int64_t>(padding.size()) / 2;
-  const RemapMode mode = mode_of(op) == Mode::kReflect ? RemapMode::kReflect : RemapMode::kReplicate;
+  const RemapMode mode =
+      mode_of(op) == Mode::kReflect ? RemapMode::kReflect : RemapMode::kReplicate;
   for (int64_t i = 0; i < spatial; ++i) {
     map[self.dim() - 1 - i] = RemapDim{mode, padding[2 * i]};
   }
@@ -92,8 +86,10 @@ void pad_kernel(const Outputs<1>& out, const at::Tensor& self, at::IntArrayRef p
   pad_forward(out[0], self, padding, kOp);
 }
 
-using ReflectionPad1d = Structured<at::meta::structured_reflection_pad1d, pad_kernel<Op::kReflect1d>>;
-using ReflectionPad3d = Structured<at::meta::structured_reflection_pad3d, pad_kernel<Op::kReflect3d>>;
+using ReflectionPad1d =
+    Structured<at::meta::structured_reflection_pad1d, pad_kernel<Op::kReflect1d>>;
+using ReflectionPad3d =
+    Structured<at::meta::structured_reflection_pad3d, pad_kernel<Op::kReflect3d>>;
 using ReplicationPad1d =
     Structured<at::meta::structured_replication_pad1d, pad_kernel<Op::kReplicate1d>>;
 using ReplicationPad2d =
@@ -187,8 +183,8 @@ void pad_backward(const at::Tensor& gi, const at::Tensor& go, at::IntArrayRef pa
               " dimensions, got ", go.dim());
   const auto in = sizes5(gi, spatial), outs = sizes5(go, spatial);
   TORCH_CHECK(in[0] == outs[0] && in[1] == outs[1], name,
-              ": grad_output's batch and channel sizes ", go.sizes(),
-              " do not match the input's ", gi.sizes());
+              ": grad_output's batch and channel sizes ", go.sizes(), " do not match the input's ",
+              gi.sizes());
   std::array<int64_t, 3> a{0, 0, 0};
   for (int64_t i = 0; i < spatial; ++i) a[2 - i] = padding[2 * i];
   c10::DeviceGuard guard(gi.device());
@@ -212,10 +208,10 @@ void pad_backward_kernel(const Outputs<1>& gi, const at::Tensor& go, const at::T
   pad_backward(gi[0], go, padding, kOp);
 }
 
-using ReflectionPad1dBackward = Structured<at::meta::structured_reflection_pad1d_backward,
-                                           pad_backward_kernel<Op::kReflect1d>>;
-using ReflectionPad3dBackward = Structured<at::meta::structured_reflection_pad3d_backward,
-                                           pad_backward_kernel<Op::kReflect3d>>;
+using ReflectionPad1dBackward =
+    Structured<at::meta::structured_reflection_pad1d_backward, pad_backward_kernel<Op::kReflect1d>>;
+using ReflectionPad3dBackward =
+    Structured<at::meta::structured_reflection_pad3d_backward, pad_backward_kernel<Op::kReflect3d>>;
 using ReplicationPad1dBackward = Structured<at::meta::structured_replication_pad1d_backward,
                                             pad_backward_kernel<Op::kReplicate1d>>;
 
@@ -227,8 +223,7 @@ void check_backward(const at::Tensor& go, const at::Tensor& input, at::IntArrayR
     TORCH_CHECK(static_cast<int64_t>(padding.size()) == 2 * spatial,
                 "padding size is expected to be ", 2 * spatial);
   } else {
-    TORCH_CHECK(padding.size() == 4, "padding size is expected to be 4, but got: ",
-                padding.size());
+    TORCH_CHECK(padding.size() == 4, "padding size is expected to be 4, but got: ", padding.size());
   }
   const int64_t dim_w = input.dim() == spatial + 2 ? spatial + 1 : spatial;
   const int64_t dim_h = dim_w - 1, dim_d = dim_w - 2;
@@ -246,8 +241,8 @@ void check_backward(const at::Tensor& go, const at::Tensor& input, at::IntArrayR
 }
 
 template <Op kOp>
-at::Tensor& pad_backward_out(const at::Tensor& go, const at::Tensor& self,
-                             at::IntArrayRef padding, at::Tensor& gi) {
+at::Tensor& pad_backward_out(const at::Tensor& go, const at::Tensor& self, at::IntArrayRef padding,
+                             at::Tensor& gi) {
   check_backward<kOp>(go, self, padding);
   TORCH_CHECK(gi.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
               self.scalar_type(), ", but got ", gi.scalar_type(), " instead");

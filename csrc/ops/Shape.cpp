@@ -2,6 +2,8 @@
 // strides, every dtype as bits): flip, roll (all dims at once), tril/triu (structured: ATen's
 // meta functions, out= and in-place through Structured.h). rot90, fliplr/flipud, fft shifts and
 // the like decompose onto these in ATen.
+#include "ops/Shape.h"
+
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/ops/empty.h>
@@ -18,7 +20,6 @@
 #include <string>
 
 #include "ops/KernelTypes.h"
-#include "ops/Shape.h"
 #include "ops/Structured.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -108,8 +109,7 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   const int device = out.device().index();
   const size_t itemsize = out.itemsize();
   const FillBits zero;
-  KernelLaunch l(get_kernel(device, "shape.cl", "remap",
-                            std::string("-DT=") + bits_tag(itemsize)));
+  KernelLaunch l(get_kernel(device, "shape.cl", "remap", std::string("-DT=") + bits_tag(itemsize)));
   l.arg(static_cast<cl_ulong>(out.numel()));
   l.buffer(buffer_of(out), itemsize).buffer(buffer_of(in), itemsize);
   l.arg(static_cast<cl_int>(merged.size()));
@@ -154,8 +154,9 @@ at::Tensor roll_impl(const at::Tensor& self, at::IntArrayRef shifts, at::IntArra
       const at::Tensor flat = self.contiguous().view({self.numel()});
       return roll_impl(flat, shifts, {0}).view(self.sizes());
     }
-    TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
-                shifts.size(), ", dims:", dims.size());
+    TORCH_CHECK(shifts.size() == dims.size(),
+                "shifts and dimensions must align. shifts: ", shifts.size(),
+                ", dims:", dims.size());
   }
   if (self.numel() == 0) return self.clone(at::MemoryFormat::Preserve);
   std::vector<RemapDim> map = identity_dims(self.dim());

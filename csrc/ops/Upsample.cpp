@@ -129,9 +129,8 @@ void launch(const at::Tensor& result, const at::Tensor& source, Interp mode, int
   const int device = result.device().index();
   std::string options = std::string("-DT_=") + type_tag(t, device) +
                         " -DACC_T=" + (dbl ? "double" : "float") + mode_option(mode);
-  KernelLaunch l(
-      get_kernel(device, "upsample.cl", backward ? "upsample_backward" : "upsample_forward",
-                 options));
+  KernelLaunch l(get_kernel(device, "upsample.cl",
+                            backward ? "upsample_backward" : "upsample_forward", options));
   l.arg(static_cast<cl_ulong>(result.numel())).arg(static_cast<cl_int>(spatial));
   for (int i = 1; i < 5; ++i) l.arg(static_cast<cl_long>(isz[i]));
   for (int i = 2; i < 5; ++i) l.arg(static_cast<cl_long>(osz[i]));
@@ -160,15 +159,17 @@ void launch(const at::Tensor& result, const at::Tensor& source, Interp mode, int
 template <Interp kMode, int kSpatial>
 constexpr const char* op_name() {
   if constexpr (kMode == Interp::kNearest) {
-    return kSpatial == 1 ? "upsample_nearest1d"
-                         : kSpatial == 2 ? "upsample_nearest2d" : "upsample_nearest3d";
+    return kSpatial == 1   ? "upsample_nearest1d"
+           : kSpatial == 2 ? "upsample_nearest2d"
+                           : "upsample_nearest3d";
   } else if constexpr (kMode == Interp::kNearestExact) {
-    return kSpatial == 1 ? "_upsample_nearest_exact1d"
-                         : kSpatial == 2 ? "_upsample_nearest_exact2d"
-                                         : "_upsample_nearest_exact3d";
+    return kSpatial == 1   ? "_upsample_nearest_exact1d"
+           : kSpatial == 2 ? "_upsample_nearest_exact2d"
+                           : "_upsample_nearest_exact3d";
   } else if constexpr (kMode == Interp::kLinear) {
-    return kSpatial == 1 ? "upsample_linear1d"
-                         : kSpatial == 2 ? "upsample_bilinear2d" : "upsample_trilinear3d";
+    return kSpatial == 1   ? "upsample_linear1d"
+           : kSpatial == 2 ? "upsample_bilinear2d"
+                           : "upsample_trilinear3d";
   } else {
     return "upsample_bicubic2d";
   }
@@ -230,10 +231,10 @@ using Bicubic2dBackward = Structured<at::meta::structured_upsample_bicubic2d_bac
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-#define TORCH_OCL_UPSAMPLE(name, Op, Backward)            \
-  m.impl(name, Op::functional);                           \
-  m.impl(name ".out", Op::out);                           \
-  m.impl(name "_backward", Backward::functional);         \
+#define TORCH_OCL_UPSAMPLE(name, Op, Backward)    \
+  m.impl(name, Op::functional);                   \
+  m.impl(name ".out", Op::out);                   \
+  m.impl(name "_backward", Backward::functional); \
   m.impl(name "_backward.grad_input", Backward::out);
   TORCH_OCL_UPSAMPLE("upsample_nearest1d", Nearest1d, Nearest1dBackward)
   TORCH_OCL_UPSAMPLE("upsample_nearest2d", Nearest2d, Nearest2dBackward)

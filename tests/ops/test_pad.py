@@ -9,7 +9,14 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from ocl_testing import ALL_DTYPES, DEVICE, FLOAT_DTYPES, assert_ocl_close, make_cpu, skip_unsupported
+from ocl_testing import (
+    ALL_DTYPES,
+    DEVICE,
+    FLOAT_DTYPES,
+    assert_ocl_close,
+    make_cpu,
+    skip_unsupported,
+)
 
 NAN, INF = float("nan"), float("inf")
 NO_BOOL = tuple(d for d in ALL_DTYPES if d != torch.bool)
@@ -67,7 +74,7 @@ def test_constant_dtypes(dtype):
     x = make_cpu((2, 3, 5, 6), dtype, seed=1)
     value = True if dtype == torch.bool else (3 if not dtype.is_floating_point else -2.5)
     for pad in CONSTANT_PADS:
-        compare(lambda t: F.pad(t, pad, value=value), x, dtype, grad=False)
+        compare(lambda t, pad=pad: F.pad(t, pad, value=value), x, dtype, grad=False)
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed", "strided"])
@@ -85,7 +92,7 @@ def test_constant_special_values_and_shapes():
     assert torch.equal(got.view(torch.int32), F.pad(x, (1, 1), value=NAN).view(torch.int32))
     for shape, pad in [((0, 3), (1, 1)), ((3,), (2, 0)), ((1, 1), (0, 0)), ((4, 0), (1, 1, 0, 0))]:
         x = make_cpu(shape, torch.float32, seed=3)
-        compare(lambda t: F.pad(t, pad, value=7.0), x, grad=False)
+        compare(lambda t, pad=pad: F.pad(t, pad, value=7.0), x, grad=False)
     x = make_cpu((3, 4), torch.uint8)
     compare(lambda t: torch.constant_pad_nd(t, (-1, -1), 300), x, torch.uint8, grad=False)
 
@@ -94,7 +101,7 @@ def test_constant_errors():
     x = make_cpu((3, 4), torch.float32)
     d = x.to(DEVICE)
     for pad in [(1,), (1, 1, 1, 1, 1, 1), (-3, -2), (-5, 2)]:
-        _check_error(lambda t: torch.constant_pad_nd(t, pad), (x,), (d,))
+        _check_error(lambda t, pad=pad: torch.constant_pad_nd(t, pad), (x,), (d,))
     xu = x.to(torch.uint8)
     _check_error(lambda t: torch.constant_pad_nd(t, (1, 1), 300), (xu,), (xu.to(DEVICE),))
 
@@ -110,15 +117,23 @@ CASES = {
 SHAPES = {1: (2, 3, 9), 2: (2, 3, 5, 7), 3: (1, 2, 4, 5, 6)}
 
 
+# (spatial, layout): 3-d tensors (1-d padding) have no channels_last layout
+LAYOUT_CASES = [
+    (s, lay)
+    for s in (1, 2, 3)
+    for lay in ("contiguous", "channels_last", "transposed", "strided")
+    if not (s == 1 and lay == "channels_last")
+]
+
+
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
-@pytest.mark.parametrize("spatial", [1, 2, 3])
-@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed", "strided"])
+@pytest.mark.parametrize(
+    "spatial,layout", LAYOUT_CASES, ids=[f"{s}d-{lay}" for s, lay in LAYOUT_CASES]
+)
 def test_reflect_replicate(mode, spatial, layout):
-    if layout == "channels_last" and spatial == 1:
-        pytest.skip("no channels_last layout for 3-d tensors")
     x = make_cpu(SHAPES[spatial], torch.float64, seed=spatial)
     for pad in CASES[spatial]:
-        compare(lambda t: F.pad(t, pad, mode=mode), x, layout=layout)
+        compare(lambda t, pad=pad: F.pad(t, pad, mode=mode), x, layout=layout)
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
@@ -127,16 +142,18 @@ def test_reflect_replicate_dtypes(mode, dtype):
     for spatial in (1, 2, 3):
         x = make_cpu(SHAPES[spatial], dtype, seed=10 + spatial)
         pad = CASES[spatial][0]
-        compare(lambda t: F.pad(t, pad, mode=mode), x, dtype, grad=dtype.is_floating_point)
+        compare(lambda t, pad=pad: F.pad(t, pad, mode=mode), x, dtype, grad=dtype.is_floating_point)
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
 def test_reflect_replicate_unbatched_and_empty_batch(mode):
     for spatial, shape in [(1, (3, 7)), (2, (2, 4, 5)), (3, (2, 3, 4, 5))]:
         pad = CASES[spatial][0]
-        compare(lambda t: F.pad(t, pad, mode=mode), make_cpu(shape, torch.float64), grad=True)
+        compare(
+            lambda t, pad=pad: F.pad(t, pad, mode=mode), make_cpu(shape, torch.float64), grad=True
+        )
         empty = make_cpu((0, *SHAPES[spatial][1:]), torch.float32)
-        compare(lambda t: F.pad(t, pad, mode=mode), empty, grad=False)
+        compare(lambda t, pad=pad: F.pad(t, pad, mode=mode), empty, grad=False)
 
 
 def test_replicate_wide_padding_and_one_element():
@@ -180,14 +197,18 @@ def test_backward_ops_directly(dtype):
     go3 = make_cpu((1, 2, 5, 5, 8), dtype, seed=27)
     pad3 = [1, 2, 0, 1, 1, 1]
     got = aten.replication_pad3d_backward(go3.to(DEVICE), x3.to(DEVICE), pad3)
-    assert_ocl_close(got, aten.replication_pad3d_backward(go3.double(), x3.double(), pad3).to(dtype))
+    assert_ocl_close(
+        got, aten.replication_pad3d_backward(go3.double(), x3.double(), pad3).to(dtype)
+    )
 
 
 def test_out_variants():
     x = make_cpu((2, 3, 5, 6), torch.float32, seed=28)
-    for op, pad in [(torch.ops.aten.reflection_pad2d, [1, 1, 2, 2]),
-                    (torch.ops.aten.replication_pad2d, [1, 0, 2, 3]),
-                    (torch.ops.aten.reflection_pad1d, [2, 1])]:
+    for op, pad in [
+        (torch.ops.aten.reflection_pad2d, [1, 1, 2, 2]),
+        (torch.ops.aten.replication_pad2d, [1, 0, 2, 3]),
+        (torch.ops.aten.reflection_pad1d, [2, 1]),
+    ]:
         xs = x[0] if len(pad) == 2 else x
         out_c, out_d = torch.empty(0), torch.empty(0, device=DEVICE)
         op.out(xs, pad, out=out_c)
@@ -216,18 +237,27 @@ def test_errors():
     for (fn,) in cases:
         _check_error(fn, (x,), (d,))
     g = make_cpu((2, 3, 6, 7), torch.float32)
-    _check_error(lambda go, t: aten.replication_pad2d_backward(go, t, [2, 1, 1, 1]), (g, x),
-                 (g.to(DEVICE), d))
-    _check_error(lambda go, t: aten.reflection_pad2d_backward(go.int(), t.int(), [1, 1, 1, 1]),
-                 (g, x), (g.to(DEVICE), d))
+    _check_error(
+        lambda go, t: aten.replication_pad2d_backward(go, t, [2, 1, 1, 1]),
+        (g, x),
+        (g.to(DEVICE), d),
+    )
+    _check_error(
+        lambda go, t: aten.reflection_pad2d_backward(go.int(), t.int(), [1, 1, 1, 1]),
+        (g, x),
+        (g.to(DEVICE), d),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # circular (ATen's _pad_circular: slices and copies, native)
 
 
-@pytest.mark.parametrize("spatial,pad", [(1, (2, 1)), (2, (1, 2, 2, 0)), (2, (-1, 2, 1, -1)),
-                                         (3, (1, 1, 0, 2, 1, 0))], ids=str)
+@pytest.mark.parametrize(
+    "spatial,pad",
+    [(1, (2, 1)), (2, (1, 2, 2, 0)), (2, (-1, 2, 1, -1)), (3, (1, 1, 0, 2, 1, 0))],
+    ids=str,
+)
 def test_circular(spatial, pad):
     x = make_cpu(SHAPES[spatial], torch.float64, seed=30)
     compare(lambda t: F.pad(t, pad, mode="circular"), x)

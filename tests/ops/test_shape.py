@@ -20,7 +20,9 @@ def _layouts(x):
     cases.append(("strided", x[..., ::2], d[..., ::2]))
     if x.dim() == 4:
         cl = torch.channels_last
-        cases.append(("channels_last", x.contiguous(memory_format=cl), d.contiguous(memory_format=cl)))
+        cases.append(
+            ("channels_last", x.contiguous(memory_format=cl), d.contiguous(memory_format=cl))
+        )
     return cases
 
 
@@ -53,7 +55,7 @@ def test_flip_dtypes(dtype):
 
 def test_flip_layouts_and_shapes():
     x = make_cpu((2, 3, 5, 6), torch.float32, seed=2)
-    for name, c, d in _layouts(x):
+    for _name, c, d in _layouts(x):
         for dims in [(0, 3), (1,), (2, 3), (-2,)]:
             _same(d.flip(dims), c.flip(dims))
     for shape in [(), (0,), (1,), (3, 0, 2), (1, 7)]:
@@ -91,7 +93,7 @@ def test_roll_dtypes(dtype):
 
 def test_roll_layouts_and_shapes():
     x = make_cpu((2, 3, 5, 6), torch.float32, seed=6)
-    for name, c, d in _layouts(x):
+    for _name, c, d in _layouts(x):
         for shifts, dims in [((1, -1), (2, 3)), (5, 1), ((2, 2), (0, 0)), (-13, None)]:
             _same(d.roll(shifts, dims), c.roll(shifts, dims))
     for shape in [(0,), (3, 0), (1,), ()]:
@@ -138,7 +140,10 @@ def test_tril_triu_layouts_inplace_out(op):
     for name, c, d in _layouts(x):
         assert_ocl_close(getattr(d, op)(1), getattr(c, op)(1), exact=True)
         # in place, on contiguous and non-contiguous tensors
-        c2, d2 = c.clone(memory_format=torch.preserve_format), d.clone(memory_format=torch.preserve_format)
+        c2, d2 = (
+            c.clone(memory_format=torch.preserve_format),
+            d.clone(memory_format=torch.preserve_format),
+        )
         if name == "strided":
             c2, d2 = x.clone()[..., ::2], x.to(DEVICE)[..., ::2]
         getattr(c2, op + "_")(-1)
@@ -157,8 +162,11 @@ def test_tril_errors():
     v = make_cpu((4,), torch.float32)
     _check_error(lambda t: t.tril(), (v,), (v.to(DEVICE),))
     x = make_cpu((3, 3), torch.float32)
-    _check_error(lambda t: torch.tril(t, out=torch.empty(3, 3, dtype=torch.int64, device=t.device)),
-                 (x,), (x.to(DEVICE),))
+    _check_error(
+        lambda t: torch.tril(t, out=torch.empty(3, 3, dtype=torch.int64, device=t.device)),
+        (x,),
+        (x.to(DEVICE),),
+    )
 
 
 def test_tril_backward():
@@ -236,13 +244,20 @@ def test_arange_precision_and_out():
 
 def test_arange_errors():
     for args in [(0, 5, 0), (5, 0, 1), (0, float("inf"), 1)]:
-        _check_error(lambda dev: torch.arange(*args, device=dev), ("cpu",), (DEVICE,))
+        _check_error(lambda dev, args=args: torch.arange(*args, device=dev), ("cpu",), (DEVICE,))
 
 
 @pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != torch.bool], ids=str)
 def test_linspace_logspace(dtype):
     skip_unsupported(dtype)
-    for start, end, steps in [(-3, 10, 17), (0, 1, 2), (2, 2, 5), (10, -10, 33), (1, 9, 1), (0, 5, 0)]:
+    for start, end, steps in [
+        (-3, 10, 17),
+        (0, 1, 2),
+        (2, 2, 5),
+        (10, -10, 33),
+        (1, 9, 1),
+        (0, 5, 0),
+    ]:
         if dtype == torch.uint8 and min(start, end) < 0:
             continue
         got = torch.linspace(start, end, steps, dtype=dtype, device=DEVICE)

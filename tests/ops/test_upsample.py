@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from ocl_testing import TOLERANCES, DEVICE, assert_ocl_close, make_cpu, skip_unsupported
+from ocl_testing import DEVICE, TOLERANCES, assert_ocl_close, make_cpu, skip_unsupported
 
 NAN, INF = float("nan"), float("inf")
 MODES = {  # mode -> spatial dims it supports
@@ -24,13 +24,30 @@ MODES = {  # mode -> spatial dims it supports
 SHAPES = {1: (2, 3, 7), 2: (2, 3, 5, 7), 3: (1, 2, 3, 4, 5)}
 # interpolate keyword arguments per spatial rank
 SIZES = {
-    1: [dict(size=13), dict(size=4), dict(scale_factor=2.5), dict(scale_factor=0.6),
-        dict(scale_factor=1.7, recompute_scale_factor=True), dict(size=7), dict(size=1)],
-    2: [dict(size=(9, 12)), dict(size=(3, 4)), dict(scale_factor=2), dict(scale_factor=(1.5, 0.7)),
-        dict(scale_factor=(1.3, 2.1), recompute_scale_factor=True), dict(size=(5, 14)),
-        dict(size=(1, 1))],
-    3: [dict(size=(5, 7, 9)), dict(size=(2, 3, 3)), dict(scale_factor=(1.5, 2, 0.8)),
-        dict(scale_factor=1.6, recompute_scale_factor=True)],
+    1: [
+        dict(size=13),
+        dict(size=4),
+        dict(scale_factor=2.5),
+        dict(scale_factor=0.6),
+        dict(scale_factor=1.7, recompute_scale_factor=True),
+        dict(size=7),
+        dict(size=1),
+    ],
+    2: [
+        dict(size=(9, 12)),
+        dict(size=(3, 4)),
+        dict(scale_factor=2),
+        dict(scale_factor=(1.5, 0.7)),
+        dict(scale_factor=(1.3, 2.1), recompute_scale_factor=True),
+        dict(size=(5, 14)),
+        dict(size=(1, 1)),
+    ],
+    3: [
+        dict(size=(5, 7, 9)),
+        dict(size=(2, 3, 3)),
+        dict(scale_factor=(1.5, 2, 0.8)),
+        dict(scale_factor=1.6, recompute_scale_factor=True),
+    ],
 }
 
 
@@ -86,16 +103,17 @@ def _atol(cpu, ref, dtype):
 
 
 CASES = [(m, s) for m, ranks in MODES.items() for s in ranks]
+# align_corners applies to the linear and cubic modes only
+ALIGN_CASES = [(m, s, a) for m, s in CASES for a in ((False,) if "nearest" in m else (False, True))]
 
 
-@pytest.mark.parametrize("mode,spatial", CASES, ids=[f"{m}-{s}d" for m, s in CASES])
-@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize(
+    "mode,spatial,align", ALIGN_CASES, ids=[f"{m}-{s}d-align{int(a)}" for m, s, a in ALIGN_CASES]
+)
 def test_interpolate(mode, spatial, align):
-    if align and "nearest" in mode:
-        pytest.skip("align_corners applies to the linear and cubic modes only")
     x = make_cpu(SHAPES[spatial], torch.float64, seed=spatial)
     for kw in SIZES[spatial]:
-        compare(lambda t: F.interpolate(t, **kw, **_kwargs(mode, align)), x)
+        compare(lambda t, kw=kw: F.interpolate(t, **kw, **_kwargs(mode, align)), x)
 
 
 @pytest.mark.parametrize("mode,spatial", [c for c in CASES if c[1] > 1], ids=str)
@@ -108,8 +126,9 @@ def test_layouts(mode, spatial, layout):
     assert got.stride() == expected.stride()
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.uint8],
-                         ids=str)
+@pytest.mark.parametrize(
+    "dtype", [torch.float64, torch.float16, torch.bfloat16, torch.uint8], ids=str
+)
 @pytest.mark.parametrize("mode,spatial", CASES, ids=[f"{m}-{s}d" for m, s in CASES])
 def test_dtypes(dtype, mode, spatial):
     x = make_cpu(SHAPES[spatial], torch.float64, seed=11, low=0, high=9)
@@ -134,8 +153,10 @@ def test_large_scale_and_unbalanced():
     # many output positions per input (long gathers) and an output of one position
     x = make_cpu((1, 2, 3, 2), torch.float64, seed=12)
     for mode in ("nearest", "bilinear", "bicubic", "nearest-exact"):
-        compare(lambda t: F.interpolate(t, size=(40, 33), **_kwargs(mode, False)), x)
-        compare(lambda t: F.interpolate(t, size=(1, 5), **_kwargs(mode, True if mode[0] == "b" else False)), x)
+        up = _kwargs(mode, False)
+        compare(lambda t, up=up: F.interpolate(t, size=(40, 33), **up), x)
+        one = _kwargs(mode, mode in ("bilinear", "bicubic"))
+        compare(lambda t, one=one: F.interpolate(t, size=(1, 5), **one), x)
     x = make_cpu((1, 1, 50), torch.float64, seed=13)
     compare(lambda t: F.interpolate(t, size=3, mode="linear"), x)
 
@@ -160,6 +181,7 @@ def test_special_values(mode):
         assert torch.equal(gd.cpu().view(torch.int32), again.cpu().view(torch.int32))
 
 
+@pytest.mark.filterwarnings("ignore:`nn.functional.upsample_.*` is deprecated")
 def test_upsample_functions_and_out():
     x = make_cpu((2, 3, 4, 5), torch.float64, seed=16)
     compare(lambda t: F.upsample_nearest(t, scale_factor=2), x)
