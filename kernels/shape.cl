@@ -2,12 +2,13 @@
 //
 // remap: out[o] = in[j(o)] over tensors of equal rank (up to 8 dims, innermost first), copied as
 //   bits. Per dim d, the output coordinate o_d becomes the input coordinate j_d by the dim's mode
-//   ((modes >> (3 * d)) & 7) and offset a_d, with I_d the input extent:
+//   (modes.s<d>) and offset a_d, with I_d the input extent:
 //     0 SHIFT      j = o - a; outside [0, I) the element is `fill` (constant padding, narrowing)
 //     1 REFLECT    j = o - a reflected at the edges without repeating them (-1 -> 1, I -> I - 2);
 //                  the host guarantees one reflection suffices (padding < I)
 //     2 REPLICATE  j = clamp(o - a, 0, I - 1)
-//     3 WRAP       j = (o - a) mod I, in [0, I) (circular padding, roll, repeat)
+//     3 WRAP       j = (o - a) mod I, in [0, I) (roll); the host passes a in [0, I), so only
+//                  non-negative values are divided
 //     4 FLIP       j = I - 1 - o
 //   tri (0: none, 1: lower, 2: upper) keeps only elements whose coordinates (row: dim row_dim,
 //   col: dim col_dim) satisfy col - row <= k (lower) or col - row >= k (upper); the others are
@@ -15,7 +16,7 @@
 //   Build options: -DT=<uchar|short|int|long> (the element's size; values are copied as bits).
 //   Arguments: ulong n (elements of out), out buffer + offset, in buffer + offset, int ndim,
 //   long8 out sizes, long8 out strides, long8 in sizes, long8 in strides, long8 offsets a,
-//   uint modes, T fill, int tri, long k, int row_dim, int col_dim.
+//   int8 modes, T fill, int tri, long k, int row_dim, int col_dim.
 //   Launch: global = roundup(n, local).
 //
 // range_fill: out[i] (contiguous, n elements) of an arithmetic or geometric sequence, computed in
@@ -37,37 +38,39 @@
 //   Arguments: ulong n, out buffer + offset, long row, long col, long offset.
 
 #ifdef T
-// Component d of a long8 (d known at compile time after unrolling).
-#define DIM_STEP(d, comp)                               \
-  if (ndim > d) {                                       \
-    const long s = osize.comp;                          \
-    const long q = (ndim == d + 1) ? 0 : rem / s;       \
-    const long o = rem - q * s;                         \
-    rem = q;                                            \
-    oo += o * ostride.comp;                             \
-    const long ext = isize.comp;                        \
-    const uint mode = (modes >> (3 * d)) & 7u;          \
-    long j = mode == 4u ? ext - 1 - o : o - shift.comp; \
-    if (mode == 0u) {                                   \
-      outside = outside || j < 0 || j >= ext;           \
-    } else if (mode == 1u) {                            \
-      j = j < 0 ? -j : j;                               \
-      j = j >= ext ? 2 * (ext - 1) - j : j;             \
-    } else if (mode == 2u) {                            \
-      j = clamp(j, 0L, ext - 1);                        \
-    } else if (mode == 3u) {                            \
-      const long jq = j / ext;                          \
-      j = j - jq * ext;                                 \
-      j = j < 0 ? j + ext : j;                          \
-    }                                                   \
-    io += j * istride.comp;                             \
-    if (d == col_dim) col = o;                          \
-    if (d == row_dim) row = o;                          \
+// One dim of remap: split the output index, map the coordinate (components of the long8s are
+// named, so the macro is spelled out per dim). Reflection uses the abs() builtin, not
+// `j < 0 ? -j : j`, which LLVM turns into an intrinsic that Oclgrind cannot run.
+#define DIM_STEP(d, comp)                              \
+  if (ndim > d) {                                      \
+    const long s = osize.comp;                         \
+    const long q = (ndim == d + 1) ? 0 : rem / s;      \
+    const long o = rem - q * s;                        \
+    rem = q;                                           \
+    oo += o * ostride.comp;                            \
+    const long ext = isize.comp;                       \
+    const int mode = modes.comp;                       \
+    long j = mode == 4 ? ext - 1 - o : o - shift.comp; \
+    if (mode == 0) {                                   \
+      outside = outside || j < 0 || j >= ext;          \
+    } else if (mode == 1) {                            \
+      j = (long)abs(j);                                \
+      j = j >= ext ? 2 * (ext - 1) - j : j;            \
+    } else if (mode == 2) {                            \
+      j = clamp(j, 0L, ext - 1);                       \
+    } else if (mode == 3) {                            \
+      j = j < 0 ? j + ext : j;                         \
+      const long jq = j / ext;                         \
+      j = j - jq * ext;                                \
+    }                                                  \
+    io += j * istride.comp;                            \
+    if (d == col_dim) col = o;                         \
+    if (d == row_dim) row = o;                         \
   }
 
 __kernel void remap(ulong n, __global T* out, ulong out_off, __global const T* in, ulong in_off,
                     int ndim, long8 osize, long8 ostride, long8 isize, long8 istride, long8 shift,
-                    uint modes, T fill, int tri, long k, int row_dim, int col_dim) {
+                    int8 modes, T fill, int tri, long k, int row_dim, int col_dim) {
   const ulong i = get_global_id(0);
   if (i >= n) return;
   long rem = (long)i, oo = 0, io = 0, row = 0, col = 0;

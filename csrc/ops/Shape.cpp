@@ -98,10 +98,11 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   TORCH_CHECK_NOT_IMPLEMENTED(merged.size() <= kMaxDims,
                               "torch-ocl: this shape op supports tensors of up to ", kMaxDims,
                               " non-trivial dimensions on the ocl device, got ", merged.size());
-  cl_uint modes = 0;
+  // One int per dim (bits packed into one uint made Oclgrind mis-execute the mode tests).
+  cl_int8 modes{};
   cl_int row_dim = -1, col_dim = -1;
   for (size_t i = 0; i < merged.size(); ++i) {
-    modes |= static_cast<cl_uint>(merged[i].mode) << (3 * i);
+    modes.s[i] = static_cast<cl_int>(merged[i].mode);
     if (merged[i].role == 1) row_dim = static_cast<cl_int>(i);
     if (merged[i].role == 2) col_dim = static_cast<cl_int>(i);
   }
