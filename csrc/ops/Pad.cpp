@@ -137,8 +137,11 @@ at::Tensor& reflection_pad2d_out(const at::Tensor& self, at::IntArrayRef padding
 }
 
 at::Tensor reflection_pad2d(const at::Tensor& self, at::IntArrayRef padding) {
-  at::Tensor out = at::empty({0}, self.options());
-  return reflection_pad2d_out(self, padding, out);
+  const std::vector<int64_t> sizes = reflection_pad2d_sizes(self, padding);
+  // A new result in the CPU's layout, written directly (the kernel takes any strides).
+  at::Tensor out = at::empty(sizes, self.options().memory_format(format_of(self, 4)));
+  pad_forward(out, self, padding, Op::kReflect2d);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,8 +259,11 @@ at::Tensor& pad_backward_out(const at::Tensor& go, const at::Tensor& self, at::I
 template <Op kOp>
 at::Tensor pad_backward_functional(const at::Tensor& go, const at::Tensor& self,
                                    at::IntArrayRef padding) {
-  at::Tensor gi = at::empty({0}, self.options());
-  return pad_backward_out<kOp>(go, self, padding, gi);
+  check_backward<kOp>(go, self, padding);
+  at::Tensor gi =
+      at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
+  pad_backward(gi, go, padding, kOp);  // a new tensor in the CPU's layout, written directly
+  return gi;
 }
 
 // ---------------------------------------------------------------------------------------------
