@@ -20,6 +20,7 @@
 #include <ATen/ops/replication_pad2d_meta.h>
 #include <ATen/ops/replication_pad3d_meta.h>
 #include <c10/core/DeviceGuard.h>
+#include <torch/headeronly/version.h>
 #include <torch/library.h>
 
 #include <array>
@@ -97,8 +98,14 @@ using ReplicationPad2d =
 using ReplicationPad3d =
     Structured<at::meta::structured_replication_pad3d, pad_kernel<Op::kReplicate3d>>;
 
-// reflection_pad2d is not structured in ATen: the CPU's checks (reflection_pad2d_out_template).
+// reflection_pad2d is not structured in ATen: the CPU's checks (reflection_pad2d_out_template);
+// from torch 2.15 ATen shares them in Padding.h, with new messages.
 std::vector<int64_t> reflection_pad2d_sizes(const at::Tensor& input, at::IntArrayRef padding) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 15)
+  const auto sizes =
+      at::native::padding::pad_shape_check(input, padding, 2, /*is_reflection=*/true);
+  return std::vector<int64_t>(sizes.begin(), sizes.end());
+#else
   at::native::padding::check_valid_input<2>(input, padding);
   const bool batch = input.dim() == 4;
   const int64_t dim_w = batch ? 3 : 2, dim_h = dim_w - 1;
@@ -119,6 +126,7 @@ std::vector<int64_t> reflection_pad2d_sizes(const at::Tensor& input, at::IntArra
   sizes[dim_h] = output_h;
   sizes[dim_w] = output_w;
   return sizes;
+#endif
 }
 
 at::MemoryFormat format_of(const at::Tensor& input, int64_t batched_dim) {
@@ -218,7 +226,8 @@ using ReflectionPad3dBackward =
 using ReplicationPad1dBackward = Structured<at::meta::structured_replication_pad1d_backward,
                                             pad_backward_kernel<Op::kReplicate1d>>;
 
-// The unstructured backwards: the CPU's checks (its *_backward_out_template functions).
+// The unstructured backwards: the CPU's checks (its *_backward_out_template functions; from torch
+// 2.15 ATen's shared pad_backward_shape_check).
 template <Op kOp>
 void check_backward(const at::Tensor& go, const at::Tensor& input, at::IntArrayRef padding) {
   constexpr int64_t spatial = kOp == Op::kReplicate3d ? 3 : 2;
@@ -228,6 +237,9 @@ void check_backward(const at::Tensor& go, const at::Tensor& input, at::IntArrayR
   } else {
     TORCH_CHECK(padding.size() == 4, "padding size is expected to be 4, but got: ", padding.size());
   }
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 15)
+  at::native::padding::pad_backward_shape_check(go, input, padding, spatial);
+#else
   const int64_t dim_w = input.dim() == spatial + 2 ? spatial + 1 : spatial;
   const int64_t dim_h = dim_w - 1, dim_d = dim_w - 2;
   const int64_t ow = input.size(dim_w) + padding[0] + padding[1];
@@ -241,6 +253,7 @@ void check_backward(const at::Tensor& go, const at::Tensor& input, at::IntArrayR
     TORCH_CHECK(od == go.size(dim_d), "gradOutput depth unexpected. Expected: ", od,
                 ", Got: ", go.size(dim_d));
   }
+#endif
 }
 
 template <Op kOp>
