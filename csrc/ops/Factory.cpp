@@ -1,11 +1,29 @@
-// Tensor creation and storage-swapping ops: empty, empty_strided, set_ (views: View.cpp).
+// Tensor creation and storage-swapping ops: empty, empty_strided, set_ (views: View.cpp), and
+// the factories that compute their values on the device with kernels/shape.cl: arange and
+// linspace (ATen's own arange_out / linspace_out with our kernels for their DispatchStubs),
+// logspace, eye, tril_indices and triu_indices (the CPU's checks, our kernels). full, zeros,
+// ones and the *_like factories are ATen's composites over empty and fill_.
+#include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/native/RangeFactories.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TensorFactories.h>
+#include <ATen/ops/arange_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/linspace_native.h>
 #include <ATen/ops/set_native.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <cmath>
+#include <string>
+
+#include "ops/KernelTypes.h"
 #include "runtime/Allocator.h"
 #include "runtime/Device.h"
+#include "runtime/Launch.h"
+#include "runtime/Program.h"
 
 namespace torch_ocl {
 namespace {
@@ -47,6 +65,153 @@ at::Tensor& set_empty(at::Tensor& self) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// Sequences (kernels/shape.cl range_fill): computed in the CPU's types, double where the device
+// has fp64 (float otherwise).
+
+namespace {
+
+constexpr size_t kLws = 256;
+enum class Sequence { kArange = 0, kLinspace = 1, kLogspace = 2 };
+
+// out (contiguous) = the sequence; start/end/step/base already in the CPU's compute values.
+void launch_sequence(const at::Tensor& out, Sequence kind, double start, double end, double step,
+                     double base, bool acc_double) {
+  if (out.numel() == 0) return;
+  c10::DeviceGuard guard(out.device());
+  const int device = out.device().index();
+  const bool dbl = acc_double && device_info(device).fp64;
+  const std::string options = std::string("-DOUT_T=") + type_tag(out.scalar_type(), device) +
+                              " -DACC_T=" + (dbl ? "double" : "float") +
+                              " -DRANGE_MODE=" + std::to_string(static_cast<int>(kind));
+  KernelLaunch l(get_kernel(device, "shape.cl", "range_fill", options));
+  l.arg(static_cast<cl_ulong>(out.numel())).buffer(buffer_of(out), out.itemsize());
+  for (double v : {start, end, step, base}) {
+    if (dbl) {
+      l.arg(static_cast<cl_double>(v));
+    } else {
+      l.arg(static_cast<cl_float>(v));
+    }
+  }
+  l.enqueue1d(device, static_cast<size_t>(out.numel()), kLws);
+}
+
+// Integer arange: exact in int64, wrapping to the dtype like the CPU's accumulate type.
+void launch_int_arange(const at::Tensor& out, int64_t start, int64_t step) {
+  if (out.numel() == 0) return;
+  c10::DeviceGuard guard(out.device());
+  const int device = out.device().index();
+  const std::string options = std::string("-DOUT_T=") + type_tag(out.scalar_type(), device) +
+                              " -DACC_T=long -DRANGE_MODE=0 -DINT_ARANGE";
+  KernelLaunch l(get_kernel(device, "shape.cl", "range_fill", options));
+  l.arg(static_cast<cl_ulong>(out.numel())).buffer(buffer_of(out), out.itemsize());
+  l.arg(static_cast<cl_long>(start)).arg(static_cast<cl_long>(step));
+  l.enqueue1d(device, static_cast<size_t>(out.numel()), kLws);
+}
+
+// arange_stub: iter's output is contiguous and holds `steps` elements (at::native::arange_out).
+// The CPU computes start + step * i in at::acc_type<T, false> (double for float, float for half
+// and bfloat16, int64 for integers).
+void arange_kernel(at::TensorIterator& iter, const c10::Scalar& start, const c10::Scalar& steps,
+                   const c10::Scalar& step) {
+  const at::Tensor& out = iter.tensor(0);
+  const at::ScalarType t = out.scalar_type();
+  if (at::isIntegralType(t, /*includeBool=*/false)) {
+    launch_int_arange(out, start.to<int64_t>(), step.to<int64_t>());
+  } else {
+    const bool acc_double = t == at::kFloat || t == at::kDouble;
+    launch_sequence(out, Sequence::kArange, start.to<double>(), 0, step.to<double>(), 0,
+                    acc_double);
+  }
+}
+
+// linspace_stub (steps > 1; at::native::linspace_out handles the rest). The CPU's step type is
+// the dtype itself for floating types (half and bfloat16 round every operation, which the kernel
+// repeats) and double for integers, whose start and end are first converted to the dtype.
+void linspace_kernel(at::TensorIterator& iter, const c10::Scalar& start, const c10::Scalar& end,
+                     int64_t steps) {
+  const at::Tensor& out = iter.tensor(0);
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_ocl", [&] {
+    const scalar_t s = start.to<scalar_t>(), e = end.to<scalar_t>();
+    if constexpr (std::is_integral_v<scalar_t>) {
+      const double step = (static_cast<double>(e) - static_cast<double>(s)) / (steps - 1);
+      launch_sequence(out, Sequence::kLinspace, static_cast<double>(s), static_cast<double>(e),
+                      step, 0, true);
+    } else {
+      const scalar_t step = (e - s) / static_cast<scalar_t>(steps - 1);
+      launch_sequence(out, Sequence::kLinspace, static_cast<double>(s), static_cast<double>(e),
+                      static_cast<double>(step), 0, std::is_same_v<scalar_t, double>);
+    }
+  });
+}
+
+// logspace has no DispatchStub: the CPU's logspace_out (RangeFactories.cpp) with our kernel.
+// The CPU converts start and end to the dtype, then computes in double.
+at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
+                         at::Tensor& result) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  if (result.numel() != steps) result.resize_({steps});
+  at::Tensor r = result.is_contiguous() ? result : result.contiguous();
+  if (steps == 1) {
+    r.fill_(std::pow(base, start.to<double>()));
+  } else if (steps > 1) {
+    AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, r.scalar_type(), "logspace_ocl", [&] {
+      const scalar_t s = start.to<scalar_t>(), e = end.to<scalar_t>();
+      const double step = static_cast<double>(e - s) / (steps - 1);
+      launch_sequence(r, Sequence::kLogspace, static_cast<double>(s), static_cast<double>(e), step,
+                      base, true);
+    });
+  }
+  if (!result.is_contiguous()) result.copy_(r);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// eye: as the CPU's eye_out_cpu, zeros with ones on the diagonal (two launches).
+
+at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& result) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  result.resize_({n, m});
+  result.zero_();
+  const int64_t diag = std::min(n, m);
+  if (diag > 0) result.as_strided({diag}, {result.stride(0) + result.stride(1)}).fill_(1);
+  return result;
+}
+
+at::Tensor& eye_out(int64_t n, at::Tensor& result) { return eye_m_out(n, n, result); }
+
+// ---------------------------------------------------------------------------------------------
+// tril_indices / triu_indices: the CPU's checks and sizes (TensorFactories.h), one kernel.
+
+template <bool kUpper>
+at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset,
+                       std::optional<at::ScalarType> dtype_opt, std::optional<at::Layout> layout,
+                       std::optional<at::Device> device_opt, std::optional<bool> pin_memory) {
+  const at::ScalarType dtype = dtype_opt.value_or(at::kLong);
+  at::native::check_args(row, col, layout);
+  const int64_t n = kUpper ? row * col - at::native::get_tril_size(row, col, offset - 1)
+                           : at::native::get_tril_size(row, col, offset);
+  const c10::DeviceIndex index = device_or_current(device_opt);
+  at::Tensor result = at::empty(
+      {2, n}, at::TensorOptions().dtype(dtype).device(c10::DeviceType::PrivateUse1, index));
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype == at::kLong || dtype == at::kInt, "\"",
+                              kUpper ? "triu_indices" : "tril_indices", "\" not implemented for '",
+                              dtype, "'");
+  if (n == 0) return result;
+  c10::DeviceGuard guard(result.device());
+  const int device = result.device().index();
+  std::string options = std::string("-DIDX_T=") + (dtype == at::kLong ? "long" : "int");
+  if (kUpper) options += " -DUPPER";
+  KernelLaunch l(get_kernel(device, "shape.cl", "tri_indices", options));
+  l.arg(static_cast<cl_ulong>(n)).buffer(buffer_of(result), result.itemsize());
+  l.arg(static_cast<cl_long>(row)).arg(static_cast<cl_long>(col)).arg(static_cast<cl_long>(offset));
+  l.enqueue1d(device, static_cast<size_t>(n), kLws);
+  return result;
+}
+
+}  // namespace
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
@@ -54,6 +219,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage_storage_offset", at::native::set_storage_cpu_);
   m.impl("set_.source_Tensor", at::native::set_tensor_);
   m.impl("set_", set_empty);
+  m.impl("arange.start_out",
+         static_cast<at::Tensor& (*)(const at::Scalar&, const at::Scalar&, const at::Scalar&,
+                                     at::Tensor&)>(at::native::arange_out));
+  m.impl("linspace.out",
+         static_cast<at::Tensor& (*)(const at::Scalar&, const at::Scalar&, int64_t, at::Tensor&)>(
+             at::native::linspace_out));
+  m.impl("logspace.out", logspace_out);
+  m.impl("eye.out", eye_out);
+  m.impl("eye.m_out", eye_m_out);
+  m.impl("tril_indices", tri_indices<false>);
+  m.impl("triu_indices", tri_indices<true>);
 }
 
 }  // namespace torch_ocl
+
+// Our kernels for the DispatchStubs that ATen's arange_out and linspace_out call.
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(arange_stub, &torch_ocl::arange_kernel)
+REGISTER_PRIVATEUSE1_DISPATCH(linspace_stub, &torch_ocl::linspace_kernel)
+}  // namespace at::native
