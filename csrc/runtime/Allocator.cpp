@@ -4,6 +4,8 @@
 #include <c10/util/Exception.h>
 
 #include <array>
+#include <atomic>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <set>
@@ -243,32 +245,90 @@ Block* allocate_block(int device, size_t requested, int stream) {
   return b;
 }
 
-void free_block(Block* b) {
-  std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  DeviceState& st = g_state[b->seg->device];
-  b->allocated = false;
-  st.allocated_bytes.sub(b->size);
-  st.requested_bytes.sub(b->requested);
-  st.active.sub(1);
-  if (!b->other_streams.empty() && !in_bad_fork()) {
-    for (int64_t sid : b->other_streams) {
-      c10::Stream s(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, b->seg->device),
-                    sid);
-      cl_event marker = nullptr;
-      cl_command_queue q = queue_of(s);
-      if (cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker) == CL_SUCCESS) {
-        flush(q);
-        b->pending.push_back(marker);
-      }
-    }
-    b->other_streams.clear();
-    st.pending_free.push_back(b);
-    return;
+// ---------------------------------------------------------------------------------------------
+// Freeing. A tensor's memory is freed from destructors, where an exception ends the process:
+// nothing on this path throws. A failure is reported once per process on stderr, and the block is
+// leaked (kept out of every pool, so it is never reused; its segment stays reserved).
+
+std::atomic<int> g_injected_free_failures{0};  // test hook: inject_free_failures()
+
+void report_free_failure(const std::exception* e) noexcept {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) return;
+  try {
+    const auto* c10_error = dynamic_cast<const c10::Error*>(e);
+    const char* what = c10_error ? c10_error->what_without_backtrace()
+                       : e       ? e->what()
+                                 : "an unknown error";
+    TORCH_WARN("torch-ocl: freeing device memory failed (", what,
+               "); the block is leaked, not reused. Further failures of this kind are not "
+               "reported.");
+  } catch (...) {
   }
-  insert_free(st, b);
 }
 
-void delete_block(void* ctx) { free_block(static_cast<Block*>(ctx)); }
+// Simulates a failure of the free path's next OpenCL step (see inject_free_failures).
+void maybe_injected_failure() {
+  int n = g_injected_free_failures.load();
+  while (n > 0 && !g_injected_free_failures.compare_exchange_weak(n, n - 1)) {
+  }
+  TORCH_CHECK(n <= 0, "torch-ocl: injected failure of the free path (test hook)");
+}
+
+// Enqueues a marker on every other stream that used `b` (record_stream), so that `b` is reused
+// only once they are done with it. Throws; on failure releases the markers it made.
+void mark_other_streams(Block* b) {
+  try {
+    for (int64_t sid : b->other_streams) {
+      maybe_injected_failure();
+      const c10::Stream s(c10::Stream::UNSAFE,
+                          c10::Device(c10::DeviceType::PrivateUse1, b->seg->device), sid);
+      cl_command_queue q = queue_of(s);
+      cl_event marker = nullptr;
+      OCL_CHECK(cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker));
+      try {
+        b->pending.push_back(marker);
+      } catch (...) {
+        cl().clReleaseEvent(marker);
+        throw;
+      }
+      flush(q);
+    }
+  } catch (...) {
+    for (cl_event e : b->pending) cl().clReleaseEvent(e);
+    b->pending.clear();
+    throw;
+  }
+}
+
+void free_block(Block* b) noexcept {
+  try {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    DeviceState& st = g_state[b->seg->device];
+    b->allocated = false;
+    st.allocated_bytes.sub(b->size);
+    st.requested_bytes.sub(b->requested);
+    st.active.sub(1);
+    try {
+      if (!b->other_streams.empty() && !in_bad_fork()) {
+        mark_other_streams(b);
+        b->other_streams.clear();
+        st.pending_free.push_back(b);
+        return;
+      }
+      insert_free(st, b);
+    } catch (const std::exception& e) {
+      // The block stays out of every pool (insert_free adds it last): leaked, never reused.
+      report_free_failure(&e);
+    }
+  } catch (const std::exception& e) {
+    report_free_failure(&e);
+  } catch (...) {
+    report_free_failure(nullptr);
+  }
+}
+
+void delete_block(void* ctx) noexcept { free_block(static_cast<Block*>(ctx)); }
 
 struct OclAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) override {
@@ -337,10 +397,19 @@ BufferRef buffer_in(const at::TensorBase& t, const void* ptr) {
 void record_stream(const c10::DataPtr& ptr, c10::Stream stream) {
   if (ptr.get_deleter() != &delete_block) return;
   auto* b = static_cast<Block*>(ptr.get_context());
+  // Another device's streams cannot use this memory; an invalid id is refused here rather than
+  // found when the memory is freed.
+  if (stream.device_type() != c10::DeviceType::PrivateUse1 ||
+      stream.device_index() != b->seg->device)
+    return;
+  TORCH_CHECK(stream.id() >= 0 && stream.id() <= kStreamPoolSize, "torch-ocl: invalid stream ",
+              stream);
   if (stream.id() == b->stream) return;
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   b->other_streams.insert(stream.id());
 }
+
+void inject_free_failures(int count) { g_injected_free_failures.store(count); }
 
 std::vector<std::pair<std::string, int64_t>> memory_stats(int device) {
   device_info(device);
