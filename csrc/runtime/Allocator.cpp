@@ -1,6 +1,7 @@
 #include "runtime/Allocator.h"
 
 #include <ATen/core/TensorBase.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 #include <array>
@@ -407,6 +408,24 @@ void record_stream(const c10::DataPtr& ptr, c10::Stream stream) {
   if (stream.id() == b->stream) return;
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   b->other_streams.insert(stream.id());
+}
+
+void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
+  TORCH_CHECK(storage.resizable(), "torch-ocl: trying to resize a storage that is not resizable");
+  const c10::Device device = storage.device();
+  c10::DeviceGuard guard(device);
+  c10::DataPtr fresh = g_allocator.allocate(newsize);
+  const size_t keep = std::min(storage.nbytes(), newsize);
+  if (keep > 0) {
+    const BufferRef src = buffer_at(storage.data());
+    const BufferRef dst = buffer_at(fresh.get());
+    cl_command_queue q = current_queue(device.index());
+    OCL_CHECK(cl().clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, keep, 0,
+                                       nullptr, nullptr));
+    note_enqueued(q);
+  }
+  const_cast<c10::Storage&>(storage).set_data_ptr_noswap(std::move(fresh));
+  const_cast<c10::Storage&>(storage).set_nbytes(newsize);
 }
 
 void inject_free_failures(int count) { g_injected_free_failures.store(count); }

@@ -11,6 +11,7 @@
 
 #include <CL/cl.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/Storage.h>
 #include <c10/core/Stream.h>
 
 #include <cstdint>
@@ -42,6 +43,10 @@ BufferRef buffer_in(const at::TensorBase& t, const void* ptr);
 // Marks an allocation as used by `stream`, so that its memory is not reused before the work
 // queued there has finished (torch's Tensor.record_stream).
 void record_stream(const c10::DataPtr& ptr, c10::Stream stream);
+
+// Gives `storage` a new allocation of `newsize` bytes on its device, keeping the first
+// min(old size, newsize) bytes (copied on the current stream, without waiting).
+void resize_storage_bytes(const c10::Storage& storage, size_t newsize);
 
 // Test hook: the free path's next `count` OpenCL steps (markers for streams recorded with
 // record_stream) fail as if the driver had refused them. Freeing never throws: the failure is

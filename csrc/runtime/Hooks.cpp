@@ -9,9 +9,6 @@
 
 namespace torch_ocl {
 
-// Defined in ops/Resize.cpp (needs the copy machinery).
-void resize_storage_bytes(const c10::Storage& storage, size_t newsize);
-
 namespace {
 
 struct OclHooks final : public at::PrivateUse1HooksInterface {

@@ -177,3 +177,24 @@ def test_a_failing_free_warns_once_leaks_the_block_and_the_process_goes_on(subpr
     assert proc.stdout.split() == ["alive", "True", "not-reused", "True", "45.0"]
     assert proc.stderr.count("freeing device memory failed") == 1, proc.stderr
     assert "injected failure of the free path (test hook)); the block is leaked" in proc.stderr
+
+
+def test_storage_resize_keeps_contents():
+    """UntypedStorage.resize_ (PyTorch's resizePrivateUse1Bytes hook into the allocator): growing
+    and shrinking keep the front of the old contents, on the device, without a host round trip."""
+    cpu = torch.randn(1000)
+    x = cpu.to(DEVICE)
+    storage = x.untyped_storage()
+    old_ptr = storage.data_ptr()
+    storage.resize_(4000 * 4 + 6)  # grows into a new allocation, not a multiple of the itemsize
+    assert storage.nbytes() == 4000 * 4 + 6 and storage.data_ptr() != old_ptr
+    grown = torch.empty(0, device=DEVICE).set_(storage, 0, (4000,), (1,))
+    assert torch.equal(grown[:1000].cpu(), cpu)
+    grown[1000:].fill_(2.5)
+    storage.resize_(600 * 4)  # shrinks: the first 600 elements stay
+    shrunk = torch.empty(0, device=DEVICE).set_(storage, 0, (600,), (1,))
+    assert torch.equal(shrunk.cpu(), cpu[:600])
+    storage.resize_(0)
+    assert storage.nbytes() == 0
+    storage.resize_(8)
+    assert storage.nbytes() == 8 and storage.device.type == "ocl"
