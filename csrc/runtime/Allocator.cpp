@@ -14,6 +14,7 @@
 
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceAddress.h"
 #include "runtime/OclApi.h"
 #include "runtime/Stream.h"
 
@@ -25,8 +26,7 @@ constexpr size_t kSmallLimit = 1 << 20;     // requests up to 1 MiB share small 
 constexpr size_t kSmallSegment = 2 << 20;   // 2 MiB
 constexpr size_t kLargeRound = 2 << 20;     // large segments are multiples of 2 MiB
 constexpr size_t kMinLargeSplit = 1 << 20;  // split a large block only if >1 MiB remains
-constexpr uint64_t kAddressBase = 0x4000000000000000ull;  // non-canonical: faults if dereferenced
-constexpr int kMaxDevices = 64;
+static_assert(kMaxDevices <= kDeviceAddressMaxDevices, "device addresses hold the device index");
 
 struct Segment;
 
@@ -76,7 +76,7 @@ struct DeviceState {
   std::set<Block*, BlockLess> small_free, large_free;
   std::map<uint64_t, Segment*> segments;  // by base address
   std::vector<Block*> pending_free;       // waiting for other streams
-  uint64_t next_base = 0;
+  uint64_t next_offset = 0;  // of the next segment in the device's address range
   Stat allocated_bytes, reserved_bytes, active, segments_count, requested_bytes;
   int64_t num_alloc_retries = 0, num_ooms = 0;
 };
@@ -176,10 +176,14 @@ Segment* create_segment(int device, DeviceState& st, size_t size) {
     cl_mem mem = nullptr;
     if (fits) mem = cl().clCreateBuffer(info.context, CL_MEM_READ_WRITE, size, nullptr, &err);
     if (err == CL_SUCCESS) {
-      auto* seg = new Segment{device, mem, 0, size};
-      if (st.next_base == 0) st.next_base = kAddressBase + (uint64_t(device) << 52);
-      seg->base = st.next_base;
-      st.next_base += (size + kLargeRound) / kLargeRound * kLargeRound;  // leave a gap
+      // Segments get increasing addresses in the device's range, with a gap between them.
+      const uint64_t range = (size + kLargeRound) / kLargeRound * kLargeRound;
+      if (st.next_offset + range > kDeviceAddressSpan) {
+        cl().clReleaseMemObject(mem);
+        raise_oom(device, st, size, "the device's address range is used up");
+      }
+      auto* seg = new Segment{device, mem, device_range_base(device) + st.next_offset, size};
+      st.next_offset += range;
       st.segments[seg->base] = seg;
       st.reserved_bytes.add(size);
       st.segments_count.add(1);
@@ -337,6 +341,8 @@ struct OclAllocator final : public c10::Allocator {
     const c10::Device dev(c10::DeviceType::PrivateUse1, device);
     if (n == 0) return {nullptr, nullptr, &c10::detail::deleteNothing, dev};
     device_info(device);  // validates availability, index and fork state
+    TORCH_CHECK(device < kMaxDevices, "torch-ocl: the allocator handles ocl:0 to ocl:",
+                kMaxDevices - 1, ", not ocl:", device);
     const int stream = static_cast<int>(current_stream(device).id());
     std::lock_guard<std::recursive_mutex> lock(g_mutex);
     Block* b = allocate_block(device, n, stream);
@@ -364,10 +370,11 @@ c10::Allocator* device_allocator() { return &g_allocator; }
 
 BufferRef buffer_at(const void* device_ptr) {
   const auto addr = reinterpret_cast<uint64_t>(device_ptr);
-  TORCH_CHECK(addr >= kAddressBase, "torch-ocl: ", device_ptr, " is not an ocl device address");
-  const int device = static_cast<int>((addr - kAddressBase) >> 52);
+  const int device = device_of_address(addr);
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch-ocl: ", device_ptr,
+              " is not an ocl device address");
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  auto& segs = g_state.at(device).segments;
+  auto& segs = g_state[device].segments;
   auto it = segs.upper_bound(addr);
   TORCH_CHECK(it != segs.begin(), "torch-ocl: unknown device address ", device_ptr);
   --it;

@@ -1,7 +1,7 @@
 // Caching device allocator.
 //
 // Device memory comes in segments (one cl_mem each). Every segment gets a range in a private
-// virtual address space, so a tensor's data_ptr() is an opaque "device
+// virtual address space (runtime/DeviceAddress.h), so a tensor's data_ptr() is an opaque "device
 // address" that supports pointer arithmetic like a CUDA pointer but is never dereferenced on the
 // host. Blocks are carved out of segments (split), returned to a per-stream free pool on release
 // (reused without waiting, since a stream is an in-order queue), and merged with free neighbours.

@@ -198,3 +198,27 @@ def test_storage_resize_keeps_contents():
     assert storage.nbytes() == 0
     storage.resize_(8)
     assert storage.nbytes() == 8 and storage.device.type == "ocl"
+
+
+def _tensor_at(address, numel):
+    """A float32 tensor over `numel` elements at a raw device address (a storage that does not own
+    its memory, as a DLPack-style import would make)."""
+    device = torch.device("ocl", torch.ocl.current_device())
+    storage = torch._C._construct_storage_from_data_pointer(address, device, numel * 4)
+    return torch.empty(0, device=DEVICE).set_(storage, 0, (numel,), (1,))
+
+
+def test_device_addresses_support_pointer_arithmetic_and_are_checked():
+    """data_ptr() of an ocl tensor is an opaque device address (runtime/DeviceAddress.h): offsets
+    add like host pointers, any address inside an allocation finds its buffer, and an address that
+    is no allocation's is refused with a clear error instead of reaching the driver."""
+    cpu = torch.randn(64)
+    x = cpu.to(DEVICE)
+    assert x[5:].data_ptr() == x.data_ptr() + 5 * 4
+    assert torch.equal(_tensor_at(x.data_ptr() + 8 * 4, 16).cpu(), cpu[8:24])
+    with pytest.raises(RuntimeError, match="is not an ocl device address"):
+        _tensor_at(12345 * 4, 4).cpu()
+    with pytest.raises(RuntimeError, match="unknown device address"):
+        _tensor_at(x.data_ptr() + (1 << 50), 4).cpu()  # in the device's range, above every segment
+    # Still usable afterwards.
+    assert torch.equal((x * 2).cpu(), cpu * 2)
