@@ -246,3 +246,40 @@ def test_process_exit_with_threads_holding_kernels(subprocess_env):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["True"]
     assert proc.stderr == ""
+
+
+def test_a_host_wait_blocks_no_other_thread():
+    """While one thread waits for the device (a read behind long matrix products), another thread
+    allocates, launches on its own stream, queries it and reads the statistics without waiting:
+    the runtime holds no lock across a host wait."""
+    a = make_cpu((1536, 1536), torch.float32, seed=11).to(DEVICE)
+    b = make_cpu((1536, 1536), torch.float32, seed=12).to(DEVICE)
+    (a @ b).sum().cpu()  # builds the kernels before timing
+    waiting = threading.Event()
+    times = {}
+
+    def waiter(i):
+        y = (a @ b) @ b
+        waiting.set()
+        start = time.monotonic()
+        y.sum().cpu()
+        times["wait"] = time.monotonic() - start
+        times["wait_end"] = time.monotonic()
+        return []
+
+    def other(i):
+        waiting.wait()
+        time.sleep(0.05)  # the waiter is in its read by now
+        side = torch.ocl.Stream()
+        with torch.ocl.stream(side):
+            torch.empty(3 << 20, device=DEVICE)
+            torch.ones(9000, device=DEVICE) * 3
+            side.query()
+            torch.ocl.memory_stats()
+        times["other_end"] = time.monotonic()
+        return []
+
+    assert run_threads(lambda i: (waiter if i == 0 else other)(i), n=2) == []
+    if times["wait"] < 0.3:
+        pytest.skip(f"inconclusive: the device finished the products in {times['wait']:.2f} s")
+    assert times["other_end"] < times["wait_end"], times
