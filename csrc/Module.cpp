@@ -120,6 +120,9 @@ TORCH_LIBRARY(ocl, m) {
         [](const std::string& source, const std::string& options) {
           build_source_for_test(current_device(), source, options);
         });
+  m.def("_thread_kernel_count() -> int", [] { return thread_kernel_count(); });
+  m.def("_inject_free_failures(int count) -> ()",
+        [](int64_t count) { inject_free_failures(static_cast<int>(count)); });
   m.def("torch_version() -> str", [] { return std::string(TORCH_OCL_TORCH_VERSION); });
 }
 

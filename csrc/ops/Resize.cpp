@@ -1,34 +1,10 @@
-// resize_ and storage resizing. Native because the boxed CPU fallback would memcpy device
-// handles (and recurse).
-#include <ATen/ops/empty.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
+// resize_: native because the boxed CPU fallback would memcpy device handles (and recurse). The
+// storage itself grows in the allocator (resize_storage_bytes, runtime/Allocator.h).
 #include <torch/library.h>
 
 #include "runtime/Allocator.h"
-#include "runtime/Launch.h"
-#include "runtime/OclApi.h"
-#include "runtime/Stream.h"
 
 namespace torch_ocl {
-
-void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
-  TORCH_CHECK(storage.resizable(), "torch-ocl: trying to resize a storage that is not resizable");
-  const c10::Device device = storage.device();
-  c10::DeviceGuard guard(device);
-  c10::DataPtr fresh = device_allocator()->allocate(newsize);
-  const size_t keep = std::min(storage.nbytes(), newsize);
-  if (keep > 0) {
-    BufferRef src = buffer_at(storage.data());
-    BufferRef dst = buffer_at(fresh.get());
-    cl_command_queue q = current_queue(device.index());
-    OCL_CHECK(cl().clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, keep, 0,
-                                       nullptr, nullptr));
-    note_enqueued(q);
-  }
-  const_cast<c10::Storage&>(storage).set_data_ptr_noswap(std::move(fresh));
-  const_cast<c10::Storage&>(storage).set_nbytes(newsize);
-}
-
 namespace {
 
 const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,

@@ -1,9 +1,12 @@
 #include "runtime/Allocator.h"
 
 #include <ATen/core/TensorBase.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 #include <array>
+#include <atomic>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <set>
@@ -11,6 +14,7 @@
 
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceAddress.h"
 #include "runtime/OclApi.h"
 #include "runtime/Stream.h"
 
@@ -22,8 +26,7 @@ constexpr size_t kSmallLimit = 1 << 20;     // requests up to 1 MiB share small 
 constexpr size_t kSmallSegment = 2 << 20;   // 2 MiB
 constexpr size_t kLargeRound = 2 << 20;     // large segments are multiples of 2 MiB
 constexpr size_t kMinLargeSplit = 1 << 20;  // split a large block only if >1 MiB remains
-constexpr uint64_t kAddressBase = 0x4000000000000000ull;  // non-canonical: faults if dereferenced
-constexpr int kMaxDevices = 64;
+static_assert(kMaxDevices <= kDeviceAddressMaxDevices, "device addresses hold the device index");
 
 struct Segment;
 
@@ -73,7 +76,7 @@ struct DeviceState {
   std::set<Block*, BlockLess> small_free, large_free;
   std::map<uint64_t, Segment*> segments;  // by base address
   std::vector<Block*> pending_free;       // waiting for other streams
-  uint64_t next_base = 0;
+  uint64_t next_offset = 0;  // of the next segment in the device's address range
   Stat allocated_bytes, reserved_bytes, active, segments_count, requested_bytes;
   int64_t num_alloc_retries = 0, num_ooms = 0;
 };
@@ -173,10 +176,14 @@ Segment* create_segment(int device, DeviceState& st, size_t size) {
     cl_mem mem = nullptr;
     if (fits) mem = cl().clCreateBuffer(info.context, CL_MEM_READ_WRITE, size, nullptr, &err);
     if (err == CL_SUCCESS) {
-      auto* seg = new Segment{device, mem, 0, size};
-      if (st.next_base == 0) st.next_base = kAddressBase + (uint64_t(device) << 52);
-      seg->base = st.next_base;
-      st.next_base += (size + kLargeRound) / kLargeRound * kLargeRound;  // leave a gap
+      // Segments get increasing addresses in the device's range, with a gap between them.
+      const uint64_t range = (size + kLargeRound) / kLargeRound * kLargeRound;
+      if (st.next_offset + range > kDeviceAddressSpan) {
+        cl().clReleaseMemObject(mem);
+        raise_oom(device, st, size, "the device's address range is used up");
+      }
+      auto* seg = new Segment{device, mem, device_range_base(device) + st.next_offset, size};
+      st.next_offset += range;
       st.segments[seg->base] = seg;
       st.reserved_bytes.add(size);
       st.segments_count.add(1);
@@ -243,32 +250,90 @@ Block* allocate_block(int device, size_t requested, int stream) {
   return b;
 }
 
-void free_block(Block* b) {
-  std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  DeviceState& st = g_state[b->seg->device];
-  b->allocated = false;
-  st.allocated_bytes.sub(b->size);
-  st.requested_bytes.sub(b->requested);
-  st.active.sub(1);
-  if (!b->other_streams.empty() && !in_bad_fork()) {
-    for (int64_t sid : b->other_streams) {
-      c10::Stream s(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, b->seg->device),
-                    sid);
-      cl_event marker = nullptr;
-      cl_command_queue q = queue_of(s);
-      if (cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker) == CL_SUCCESS) {
-        flush(q);
-        b->pending.push_back(marker);
-      }
-    }
-    b->other_streams.clear();
-    st.pending_free.push_back(b);
-    return;
+// ---------------------------------------------------------------------------------------------
+// Freeing. A tensor's memory is freed from destructors, where an exception ends the process:
+// nothing on this path throws. A failure is reported once per process on stderr, and the block is
+// leaked (kept out of every pool, so it is never reused; its segment stays reserved).
+
+std::atomic<int> g_injected_free_failures{0};  // test hook: inject_free_failures()
+
+void report_free_failure(const std::exception* e) noexcept {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) return;
+  try {
+    const auto* c10_error = dynamic_cast<const c10::Error*>(e);
+    const char* what = c10_error ? c10_error->what_without_backtrace()
+                       : e       ? e->what()
+                                 : "an unknown error";
+    TORCH_WARN("torch-ocl: freeing device memory failed (", what,
+               "); the block is leaked, not reused. Further failures of this kind are not "
+               "reported.");
+  } catch (...) {
   }
-  insert_free(st, b);
 }
 
-void delete_block(void* ctx) { free_block(static_cast<Block*>(ctx)); }
+// Simulates a failure of the free path's next OpenCL step (see inject_free_failures).
+void maybe_injected_failure() {
+  int n = g_injected_free_failures.load();
+  while (n > 0 && !g_injected_free_failures.compare_exchange_weak(n, n - 1)) {
+  }
+  TORCH_CHECK(n <= 0, "torch-ocl: injected failure of the free path (test hook)");
+}
+
+// Enqueues a marker on every other stream that used `b` (record_stream), so that `b` is reused
+// only once they are done with it. Throws; on failure releases the markers it made.
+void mark_other_streams(Block* b) {
+  try {
+    for (int64_t sid : b->other_streams) {
+      maybe_injected_failure();
+      const c10::Stream s(c10::Stream::UNSAFE,
+                          c10::Device(c10::DeviceType::PrivateUse1, b->seg->device), sid);
+      cl_command_queue q = queue_of(s);
+      cl_event marker = nullptr;
+      OCL_CHECK(cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker));
+      try {
+        b->pending.push_back(marker);
+      } catch (...) {
+        cl().clReleaseEvent(marker);
+        throw;
+      }
+      flush(q);
+    }
+  } catch (...) {
+    for (cl_event e : b->pending) cl().clReleaseEvent(e);
+    b->pending.clear();
+    throw;
+  }
+}
+
+void free_block(Block* b) noexcept {
+  try {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    DeviceState& st = g_state[b->seg->device];
+    b->allocated = false;
+    st.allocated_bytes.sub(b->size);
+    st.requested_bytes.sub(b->requested);
+    st.active.sub(1);
+    try {
+      if (!b->other_streams.empty() && !in_bad_fork()) {
+        mark_other_streams(b);
+        b->other_streams.clear();
+        st.pending_free.push_back(b);
+        return;
+      }
+      insert_free(st, b);
+    } catch (const std::exception& e) {
+      // The block stays out of every pool (insert_free adds it last): leaked, never reused.
+      report_free_failure(&e);
+    }
+  } catch (const std::exception& e) {
+    report_free_failure(&e);
+  } catch (...) {
+    report_free_failure(nullptr);
+  }
+}
+
+void delete_block(void* ctx) noexcept { free_block(static_cast<Block*>(ctx)); }
 
 struct OclAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) override {
@@ -276,6 +341,8 @@ struct OclAllocator final : public c10::Allocator {
     const c10::Device dev(c10::DeviceType::PrivateUse1, device);
     if (n == 0) return {nullptr, nullptr, &c10::detail::deleteNothing, dev};
     device_info(device);  // validates availability, index and fork state
+    TORCH_CHECK(device < kMaxDevices, "torch-ocl: the allocator handles ocl:0 to ocl:",
+                kMaxDevices - 1, ", not ocl:", device);
     const int stream = static_cast<int>(current_stream(device).id());
     std::lock_guard<std::recursive_mutex> lock(g_mutex);
     Block* b = allocate_block(device, n, stream);
@@ -303,10 +370,11 @@ c10::Allocator* device_allocator() { return &g_allocator; }
 
 BufferRef buffer_at(const void* device_ptr) {
   const auto addr = reinterpret_cast<uint64_t>(device_ptr);
-  TORCH_CHECK(addr >= kAddressBase, "torch-ocl: ", device_ptr, " is not an ocl device address");
-  const int device = static_cast<int>((addr - kAddressBase) >> 52);
+  const int device = device_of_address(addr);
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch-ocl: ", device_ptr,
+              " is not an ocl device address");
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  auto& segs = g_state.at(device).segments;
+  auto& segs = g_state[device].segments;
   auto it = segs.upper_bound(addr);
   TORCH_CHECK(it != segs.begin(), "torch-ocl: unknown device address ", device_ptr);
   --it;
@@ -337,10 +405,37 @@ BufferRef buffer_in(const at::TensorBase& t, const void* ptr) {
 void record_stream(const c10::DataPtr& ptr, c10::Stream stream) {
   if (ptr.get_deleter() != &delete_block) return;
   auto* b = static_cast<Block*>(ptr.get_context());
+  // Another device's streams cannot use this memory; an invalid id is refused here rather than
+  // found when the memory is freed.
+  if (stream.device_type() != c10::DeviceType::PrivateUse1 ||
+      stream.device_index() != b->seg->device)
+    return;
+  TORCH_CHECK(stream.id() >= 0 && stream.id() <= kStreamPoolSize, "torch-ocl: invalid stream ",
+              stream);
   if (stream.id() == b->stream) return;
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   b->other_streams.insert(stream.id());
 }
+
+void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
+  TORCH_CHECK(storage.resizable(), "torch-ocl: trying to resize a storage that is not resizable");
+  const c10::Device device = storage.device();
+  c10::DeviceGuard guard(device);
+  c10::DataPtr fresh = g_allocator.allocate(newsize);
+  const size_t keep = std::min(storage.nbytes(), newsize);
+  if (keep > 0) {
+    const BufferRef src = buffer_at(storage.data());
+    const BufferRef dst = buffer_at(fresh.get());
+    cl_command_queue q = current_queue(device.index());
+    OCL_CHECK(cl().clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, keep, 0,
+                                       nullptr, nullptr));
+    note_enqueued(q);
+  }
+  const_cast<c10::Storage&>(storage).set_data_ptr_noswap(std::move(fresh));
+  const_cast<c10::Storage&>(storage).set_nbytes(newsize);
+}
+
+void inject_free_failures(int count) { g_injected_free_failures.store(count); }
 
 std::vector<std::pair<std::string, int64_t>> memory_stats(int device) {
   device_info(device);

@@ -1,14 +1,17 @@
 // Caching device allocator.
 //
 // Device memory comes in segments (one cl_mem each). Every segment gets a range in a private
-// virtual address space, so a tensor's data_ptr() is an opaque "device address" that supports
-// pointer arithmetic like a CUDA pointer but is never dereferenced on the host. Blocks are
-// carved out of segments (split), returned to a per-stream free pool on release (reused without
-// waiting, since a stream is an in-order queue), and merged with free neighbours.
+// virtual address space (runtime/DeviceAddress.h), so a tensor's data_ptr() is an opaque "device
+// address" that supports pointer arithmetic like a CUDA pointer but is never dereferenced on the
+// host. Blocks are carved out of segments (split), returned to a per-stream free pool on release
+// (reused without waiting, since a stream is an in-order queue), and merged with free neighbours.
+// Freeing never throws (it runs in destructors): a failure there is reported once on stderr and
+// the block is leaked.
 #pragma once
 
 #include <CL/cl.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/Storage.h>
 #include <c10/core/Stream.h>
 
 #include <cstdint>
@@ -40,6 +43,15 @@ BufferRef buffer_in(const at::TensorBase& t, const void* ptr);
 // Marks an allocation as used by `stream`, so that its memory is not reused before the work
 // queued there has finished (torch's Tensor.record_stream).
 void record_stream(const c10::DataPtr& ptr, c10::Stream stream);
+
+// Gives `storage` a new allocation of `newsize` bytes on its device, keeping the first
+// min(old size, newsize) bytes (copied on the current stream, without waiting).
+void resize_storage_bytes(const c10::Storage& storage, size_t newsize);
+
+// Test hook: the free path's next `count` OpenCL steps (markers for streams recorded with
+// record_stream) fail as if the driver had refused them. Freeing never throws: the failure is
+// reported once as a warning and the block is leaked.
+void inject_free_failures(int count);
 
 // Statistics: (name, value) pairs, named like torch.cuda.memory_stats().
 std::vector<std::pair<std::string, int64_t>> memory_stats(int device);

@@ -54,7 +54,12 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
     auto* e = static_cast<OclEvent*>(event);
     if (!e) return;
-    if (e->event && !in_bad_fork()) cl().clReleaseEvent(e->event);
+    if (e->event && !in_bad_fork()) {
+      try {
+        cl().clReleaseEvent(e->event);
+      } catch (...) {  // cl() throws only without a loaded OpenCL library: nothing to release
+      }
+    }
     delete e;
   }
 

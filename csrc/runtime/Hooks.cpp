@@ -4,13 +4,11 @@
 
 #include "runtime/Allocator.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceAddress.h"
 #include "runtime/Generator.h"
 #include "runtime/HostAllocator.h"
 
 namespace torch_ocl {
-
-// Defined in ops/Resize.cpp (needs the copy machinery).
-void resize_storage_bytes(const c10::Storage& storage, size_t newsize);
 
 namespace {
 
@@ -40,9 +38,10 @@ struct OclHooks final : public at::PrivateUse1HooksInterface {
   bool isPinnedPtr(const void* data) const override { return is_pinned(data); }
   c10::Allocator* getPinnedMemoryAllocator() const override { return host_allocator(); }
   at::Device getDeviceFromPtr(void* data) const override {
-    const auto addr = reinterpret_cast<uint64_t>(data);
-    return at::Device(c10::DeviceType::PrivateUse1,
-                      static_cast<c10::DeviceIndex>((addr >> 52) & 0x3ff));
+    int device = device_of_address(data);
+    if (!data) device = current_device();
+    TORCH_CHECK(device >= 0, "torch-ocl: ", data, " is not an ocl device address");
+    return at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device));
   }
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
     resize_storage_bytes(storage, newsize);

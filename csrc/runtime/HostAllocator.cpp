@@ -2,7 +2,9 @@
 
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -53,11 +55,23 @@ size_t round_pow2(size_t n) {
   return r;
 }
 
-void free_host(void* ctx) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto* b = static_cast<HostBlock*>(ctx);
-  b->in_use = false;
-  g_free.emplace(b->size, b);
+// Runs in destructors, so it never throws: a block that cannot go back to the pool is leaked
+// (reported once).
+void free_host(void* ctx) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto* b = static_cast<HostBlock*>(ctx);
+    b->in_use = false;
+    g_free.emplace(b->size, b);
+  } catch (const std::exception& e) {
+    static std::atomic<bool> reported{false};
+    if (reported.exchange(true)) return;
+    try {
+      TORCH_WARN("torch-ocl: freeing pinned host memory failed (", e.what(),
+                 "); the block is leaked. Further failures are not reported.");
+    } catch (...) {
+    }
+  }
 }
 
 struct OclHostAllocator final : public c10::Allocator {

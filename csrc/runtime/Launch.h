@@ -5,21 +5,19 @@
 #include <c10/util/Exception.h>
 
 #include <cstdint>
-#include <mutex>
 
 #include "runtime/Allocator.h"
 #include "runtime/OclApi.h"
+#include "runtime/Program.h"
 #include "runtime/Stream.h"
 
 namespace torch_ocl {
 
-// Kernel objects carry their arguments, so argument setting and enqueue are one critical section:
-// a KernelLaunch holds the launch mutex from construction until enqueue() (or its destruction).
-std::mutex& launch_mutex();
-
+// Sets the arguments of, and enqueues, the calling thread's own copy of a kernel from get_kernel
+// (runtime/Program.h, thread_kernel): threads launch the same kernel at once without a lock.
 class KernelLaunch {
  public:
-  explicit KernelLaunch(cl_kernel k) : k_(k), lock_(launch_mutex()) {}
+  explicit KernelLaunch(cl_kernel k) : k_(thread_kernel(k)) {}
 
   template <typename T>
   KernelLaunch& arg(const T& value) {
@@ -43,7 +41,6 @@ class KernelLaunch {
     cl_command_queue q = current_queue(device);
     OCL_CHECK(
         cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, nullptr));
-    lock_.unlock();
     note_enqueued(q);
   }
   void enqueue1d(int device, size_t global, size_t local) {
@@ -61,7 +58,6 @@ class KernelLaunch {
 
   cl_kernel k_;
   cl_uint index_ = 0;
-  std::unique_lock<std::mutex> lock_;
 };
 
 }  // namespace torch_ocl

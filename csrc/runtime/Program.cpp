@@ -457,9 +457,16 @@ struct ProgramSlot {
   bool from_cache = false;
 };
 
-std::mutex g_mutex;  // guards the two maps below, and nothing else: never held while building
+// Where a shared kernel (get_kernel's) comes from, so that threads can make their own copies.
+struct KernelOrigin {
+  cl_program program = nullptr;
+  std::string name;
+};
+
+std::mutex g_mutex;  // guards the three maps below, and nothing else: never held while building
 std::unordered_map<std::string, std::unique_ptr<ProgramSlot>> g_programs;  // key: program_key()
 std::unordered_map<std::string, cl_kernel> g_kernels;  // key: program key + '|' + kernel name
+std::unordered_map<cl_kernel, KernelOrigin> g_origins;  // every kernel in g_kernels
 
 // Exact keys, never hashes: the origin (kernel file or test source) is length-prefixed, and kernel
 // names (C identifiers) cannot contain the '|' that follows the options.
@@ -507,20 +514,109 @@ cl_program rebuild_from_source(int device, ProgramSlot& slot, cl_program suspect
   return slot.program;
 }
 
-cl_kernel create_kernel(int device, ProgramSlot& slot, const ProgramSource& source,
-                        const char* kernel) {
+// A new kernel object for `kernel` of the slot's program, and the program it was created from.
+std::pair<cl_kernel, cl_program> create_kernel(int device, ProgramSlot& slot,
+                                               const ProgramSource& source, const char* kernel) {
   const Built program = ensure_built(device, slot, source);
+  cl_program from = program.program;
   cl_int err = CL_SUCCESS;
-  cl_kernel k = cl().clCreateKernel(program.program, kernel, &err);
+  cl_kernel k = cl().clCreateKernel(from, kernel, &err);
   if (err != CL_SUCCESS && program.from_cache) {
     cache_log(std::string("kernel '") + kernel + "' is missing from the cached " + source.what +
               "; rebuilding it from source");
-    cl_program fresh = rebuild_from_source(device, slot, program.program, source);
-    k = cl().clCreateKernel(fresh, kernel, &err);
+    from = rebuild_from_source(device, slot, program.program, source);
+    k = cl().clCreateKernel(from, kernel, &err);
   }
   TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: kernel '", kernel, "' not found in ", source.what,
               " (", cl_error_name(err), ")");
-  return k;
+  return {k, from};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-thread kernel objects (see thread_kernel in Program.h)
+
+std::atomic<int64_t> g_thread_kernels{0};  // live per-thread kernel objects, for tests
+std::atomic<bool> g_exiting{false};        // set at exit: the driver may be going away
+
+void note_exit() { g_exiting.store(true, std::memory_order_relaxed); }
+
+// This thread's own copies of shared kernels, released when the thread exits. The last lookup
+// is remembered: a thread that launches the same kernel again finds it without hashing.
+class ThreadKernels {
+ public:
+  cl_kernel get(cl_kernel shared) {
+    if (shared == last_shared_) return last_own_;
+    auto it = own_.find(shared);
+    cl_kernel own = it != own_.end() ? it->second : create(shared);
+    last_shared_ = shared;
+    last_own_ = own;
+    return own;
+  }
+
+  ~ThreadKernels() {
+    // At process exit the driver may already be torn down, and a forked child must not call
+    // it: the objects are then left to the process's end. Never throws.
+    if (own_.empty() || g_exiting.load(std::memory_order_relaxed) || in_bad_fork()) return;
+    try {
+      const ClApi& api = cl();
+      for (const auto& entry : own_) api.clReleaseKernel(entry.second);
+      g_thread_kernels.fetch_sub(static_cast<int64_t>(own_.size()), std::memory_order_relaxed);
+    } catch (...) {
+    }
+  }
+
+ private:
+  cl_kernel create(cl_kernel shared) {
+    KernelOrigin origin;
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      auto it = g_origins.find(shared);
+      TORCH_CHECK(it != g_origins.end(),
+                  "torch-ocl: KernelLaunch needs a kernel returned by get_kernel");
+      origin = it->second;
+    }
+    if (own_.empty()) {
+      static std::once_flag once;
+      std::call_once(once, [] { std::atexit(note_exit); });
+    }
+    cl_int err = CL_SUCCESS;
+    cl_kernel own = cl().clCreateKernel(origin.program, origin.name.c_str(), &err);
+    TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: clCreateKernel('", origin.name, "') failed with ",
+                cl_error_name(err));
+    try {
+      own_.emplace(shared, own);
+    } catch (...) {
+      cl().clReleaseKernel(own);
+      throw;
+    }
+    g_thread_kernels.fetch_add(1, std::memory_order_relaxed);
+    return own;
+  }
+
+  std::unordered_map<cl_kernel, cl_kernel> own_;  // shared kernel -> this thread's copy
+  cl_kernel last_shared_ = nullptr;
+  cl_kernel last_own_ = nullptr;
+};
+
+// The shared kernel for (program key, kernel name): created once, kept for the process.
+cl_kernel create_shared_kernel(int device, const char* file, const char* kernel,
+                               const std::string& options, const std::string& key,
+                               const std::string& kernel_key) {
+  const ProgramSource source{options, std::string("kernels/") + file, [file] {
+                               const std::string body = embedded_kernel(file);
+                               TORCH_CHECK(!body.empty(), "torch-ocl: no embedded kernel file ",
+                                           file);
+                               return embedded_kernel("common.clh") + "\n" + body;
+                             }};
+  const auto [k, program] = create_kernel(device, program_slot(key), source, kernel);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto [it, inserted] = g_kernels.emplace(kernel_key, k);
+  if (inserted) {
+    g_origins.emplace(k, KernelOrigin{program, kernel});
+  } else {
+    cl().clReleaseKernel(k);  // another thread created it meanwhile
+  }
+  return it->second;
 }
 
 }  // namespace
@@ -534,24 +630,28 @@ std::string device_build_options(int device) {
 
 cl_kernel get_kernel(int device, const char* file, const char* kernel, const std::string& options) {
   const std::string key = program_key(device, file, options);
-  const std::string kernel_key = key + '|' + kernel;
+  std::string kernel_key = key + '|' + kernel;
+  // Kernels are never erased, so what a thread has seen stays valid: its own map spares it the
+  // global lock.
+  thread_local std::unordered_map<std::string, cl_kernel> seen;
+  if (auto it = seen.find(kernel_key); it != seen.end()) return it->second;
+  cl_kernel found = nullptr;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto it = g_kernels.find(kernel_key);
-    if (it != g_kernels.end()) return it->second;
+    if (it != g_kernels.end()) found = it->second;
   }
-  const ProgramSource source{options, std::string("kernels/") + file, [file] {
-                               const std::string body = embedded_kernel(file);
-                               TORCH_CHECK(!body.empty(), "torch-ocl: no embedded kernel file ",
-                                           file);
-                               return embedded_kernel("common.clh") + "\n" + body;
-                             }};
-  cl_kernel k = create_kernel(device, program_slot(key), source, kernel);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto [it, inserted] = g_kernels.emplace(kernel_key, k);
-  if (!inserted) cl().clReleaseKernel(k);  // another thread created it meanwhile
-  return it->second;
+  if (!found) found = create_shared_kernel(device, file, kernel, options, key, kernel_key);
+  seen.emplace(std::move(kernel_key), found);
+  return found;
 }
+
+cl_kernel thread_kernel(cl_kernel shared) {
+  thread_local ThreadKernels kernels;
+  return kernels.get(shared);
+}
+
+int64_t thread_kernel_count() { return g_thread_kernels.load(std::memory_order_relaxed); }
 
 void build_source_for_test(int device, const std::string& source, const std::string& options) {
   const ProgramSource spec{options, "a test program", [&source] { return source; }};

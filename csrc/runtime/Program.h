@@ -9,12 +9,16 @@
 //   trying again themselves), and no thread waits for the build of a different program: no lock
 //   shared by all programs is held while the OpenCL compiler runs.
 // - get_kernel returns the same cl_kernel for the same arguments to every thread, for the life of
-//   the process. Setting that kernel's arguments (clSetKernelArg) is not thread-safe in OpenCL:
-//   callers that launch it from several threads must serialise argument setting and enqueueing.
+//   the process (the shared kernel). Its lookup takes no lock once a thread has seen the kernel.
+// - A kernel object carries its arguments, and clSetKernelArg is not thread-safe in OpenCL, so
+//   nobody sets a shared kernel's arguments without a lock of its own. Launches go through
+//   thread_kernel (KernelLaunch does that): each thread sets arguments on, and enqueues, its own
+//   copy of the kernel, so launches from different threads take no common lock.
 #pragma once
 
 #include <CL/cl.h>
 
+#include <cstdint>
 #include <string>
 
 namespace torch_ocl {
@@ -22,6 +26,14 @@ namespace torch_ocl {
 // The kernel `kernel` of kernels/<file> built with `options` (plus the device's own options:
 // -cl-std, fp64) for `device`. Builds on first use; throws with the compiler log on failure.
 cl_kernel get_kernel(int device, const char* file, const char* kernel, const std::string& options);
+
+// The calling thread's own kernel object for `shared` (a kernel returned by get_kernel): created
+// from the same program on the thread's first use, released when the thread exits (left alone
+// when that happens during process exit or in a forked child). Throws if `shared` is not
+// get_kernel's.
+cl_kernel thread_kernel(cl_kernel shared);
+// Number of live per-thread kernel objects (test hook).
+int64_t thread_kernel_count();
 
 // Builds arbitrary source on `device` through the same in-memory and disk caches as get_kernel,
 // and throws like get_kernel does on failure (test hook).

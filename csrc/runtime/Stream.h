@@ -11,6 +11,9 @@
 // - Ops of different threads on the same stream, not ordered by the program, run in some order;
 //   writing one tensor from two threads without ordering them is a race, as on CUDA.
 // - The allocator, program cache, generators and error words are safe to use from many threads.
+// - Kernel launches of different threads take no common lock (each thread sets arguments on its
+//   own kernel objects, runtime/Program.h), and no lock of the runtime is held while the host
+//   waits for the device (a read, a synchronize), so a waiting thread holds up no other.
 #pragma once
 
 #include <CL/cl.h>

@@ -91,6 +91,11 @@ started.wait()
 time.sleep(0.3)
 op_start = time.monotonic()
 torch.testing.assert_close(d.sum().cpu(), x.sum(), rtol=1e-5, atol=1e-4)  # asks for its kernel
+# A thread that has not launched it yet makes its own kernel object from the existing program.
+fresh = threading.Thread(
+    target=lambda: torch.testing.assert_close(d.sum().cpu(), x.sum(), rtol=1e-5, atol=1e-4))
+fresh.start()
+fresh.join()
 op_done = time.monotonic()
 thread.join()
 if slow_done[0] < op_start:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import queue
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 import torch
@@ -142,3 +145,141 @@ def test_synchronize_from_another_thread_runs_pending_batches():
     assert recorded.is_set()
     torch.ocl.synchronize()
     assert torch.equal(x.cpu(), a + 3)
+
+
+def test_threads_launch_the_same_kernels_with_different_arguments():
+    """Threads launch the same (unbatched) kernels at once, each with its own tensors and scalar
+    arguments, and read the results only at the end: a kernel object shared between threads would
+    let one thread's arguments leak into another's launch. Every result is checked."""
+    n = 9000  # above the tiny-op batch limit: every op is a launch of its own
+
+    def work(i):
+        rng = torch.Generator().manual_seed(1000 + i)
+        pending = []
+        for s in range(STEPS // 4 + 1):
+            a_cpu = torch.randn(n, generator=rng)
+            b_cpu = torch.randn(n, generator=rng)
+            m_cpu = torch.randn(6 + i % 3, 7, generator=rng)
+            w_cpu = torch.randn(7, 5, generator=rng)
+            idx_cpu = torch.randint(0, n, (33,), generator=rng)
+            scale = 0.5 + i + s / 8  # a scalar kernel argument that differs per thread and step
+            a, b, m, w, idx = (t.to(DEVICE) for t in (a_cpu, b_cpu, m_cpu, w_cpu, idx_cpu))
+            got = (
+                torch.add(a, b, alpha=scale),
+                a * scale,
+                a[::3] - b[1::3],  # strided: the non-contiguous kernel variant
+                m.sum(dim=1),
+                m @ w,
+                torch.index_select(a, 0, idx),
+            )
+            want = (
+                a_cpu + scale * b_cpu,
+                a_cpu * scale,
+                a_cpu[::3] - b_cpu[1::3],
+                m_cpu.double().sum(dim=1).float(),
+                (m_cpu.double() @ w_cpu.double()).float(),
+                a_cpu[idx_cpu],
+            )
+            pending.append((s, got, want))
+        found = []
+        for s, got, want in pending:
+            for k, (g, w) in enumerate(zip(got, want)):
+                try:
+                    torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
+                except AssertionError as e:
+                    found.append(f"thread {i} step {s} result {k}: {str(e).splitlines()[0]}")
+        return found
+
+    assert run_threads(work) == []
+
+
+def _thread_kernels():
+    return torch.ops.ocl._thread_kernel_count()
+
+
+def test_thread_kernels_are_released_when_threads_exit():
+    x = make_cpu((9000,), torch.float32, seed=5).to(DEVICE)
+    (x * 2).sum().cpu()  # the main thread's own kernels exist before the baseline
+    baseline = _thread_kernels()
+
+    def work(i):
+        y = (x * (i + 1)).sum()
+        want = float(x.cpu().double().sum()) * (i + 1)
+        return [] if abs(float(y) - want) <= 1e-3 * abs(want) + 1e-3 else [f"thread {i}: {y}"]
+
+    assert run_threads(work) == []
+    # join() returns when the Python thread is done; its C++ thread-locals go a moment later.
+    deadline = time.monotonic() + 10
+    while _thread_kernels() > baseline and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _thread_kernels() == baseline
+
+
+def test_process_exit_with_threads_holding_kernels(subprocess_env):
+    """The process exits cleanly after threads that made their own kernel objects have exited,
+    while an idle daemon thread still holds its own, and with the main thread's (released by the
+    main thread at exit, before the driver goes away; a daemon thread's are left to the process's
+    end). Daemon threads do not launch at exit here: CPython ends them inside a torch op with a
+    forced unwind that aborts the process on the CPU device as well."""
+    code = (
+        "import threading, torch, torch_ocl\n"
+        "x = torch.randn(9000).to('ocl')\n"
+        "def once():\n"
+        "    (x * 2).sum().cpu()\n"
+        "stop = threading.Event()\n"
+        "def hold():\n"
+        "    once()\n"
+        "    stop.wait()\n"
+        "for t in [threading.Thread(target=once) for _ in range(4)]:\n"
+        "    t.start(); t.join()\n"
+        "threading.Thread(target=hold, daemon=True).start()\n"
+        "print(abs(float((x + 1).sum().cpu()) - float((x.cpu().double() + 1).sum())) < 1e-2)\n"
+        "assert torch.ops.ocl._thread_kernel_count() > 0\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["True"]
+    assert proc.stderr == ""
+
+
+def test_a_host_wait_blocks_no_other_thread():
+    """While one thread waits for the device (a read behind long matrix products), another thread
+    allocates, launches on its own stream, queries it and reads the statistics without waiting:
+    the runtime holds no lock across a host wait."""
+    a = make_cpu((1536, 1536), torch.float32, seed=11).to(DEVICE)
+    b = make_cpu((1536, 1536), torch.float32, seed=12).to(DEVICE)
+    (a @ b).sum().cpu()  # builds the kernels before timing
+    waiting = threading.Event()
+    times = {}
+
+    def waiter(i):
+        y = (a @ b) @ b
+        waiting.set()
+        start = time.monotonic()
+        y.sum().cpu()
+        times["wait"] = time.monotonic() - start
+        times["wait_end"] = time.monotonic()
+        return []
+
+    def other(i):
+        waiting.wait()
+        time.sleep(0.05)  # the waiter is in its read by now
+        side = torch.ocl.Stream()
+        with torch.ocl.stream(side):
+            torch.empty(3 << 20, device=DEVICE)
+            torch.ones(9000, device=DEVICE) * 3
+            side.query()
+            torch.ocl.memory_stats()
+        times["other_end"] = time.monotonic()
+        return []
+
+    assert run_threads(lambda i: (waiter if i == 0 else other)(i), n=2) == []
+    if times["wait"] < 0.3:
+        pytest.skip(f"inconclusive: the device finished the products in {times['wait']:.2f} s")
+    assert times["other_end"] < times["wait_end"], times
