@@ -194,9 +194,8 @@ void scan_into(const at::Tensor& result, const at::Tensor& self, int64_t dim, Sc
   const bool direct_indices =
       !indices.defined() || (indices.is_contiguous() && !shares_memory(indices, self));
   const at::Tensor v = direct_values ? result : at::empty(self.sizes(), result.options());
-  const at::Tensor i = !indices.defined() || direct_indices
-                           ? indices
-                           : at::empty(self.sizes(), indices.options());
+  const at::Tensor i =
+      !indices.defined() || direct_indices ? indices : at::empty(self.sizes(), indices.options());
   scan_along(self, dim, op, v, i);
   if (!direct_values) result.copy_(v);
   if (!direct_indices) indices.copy_(i);

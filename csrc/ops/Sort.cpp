@@ -5,6 +5,8 @@
 // where the CPU's choice among equal values is unspecified (unstable sort, quickselect in
 // topk/kthvalue, nth_element among all-NaN rows in nanmedian, mode's std::sort) ours is the
 // stable order.
+#include "ops/Sort.h"
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/WrapDimUtils.h>
@@ -26,7 +28,6 @@
 #include <string>
 
 #include "ops/KernelTypes.h"
-#include "ops/Sort.h"
 #include "ops/Structured.h"
 #include "runtime/Device.h"
 #include "runtime/Launch.h"
@@ -111,7 +112,8 @@ void sort_along(const at::Tensor& self, int64_t dim, bool descending, const at::
   const Rows r(self, d);
   TORCH_CHECK(r.n < static_cast<int64_t>(std::numeric_limits<uint32_t>::max()),
               "torch-ocl: sorting more than 2^32 - 2 elements along one dimension is not "
-              "supported (got ", r.n, ")");
+              "supported (got ",
+              r.n, ")");
   const int device = self.device().index();
   const at::Tensor src = self.contiguous();
   const size_t itemsize = src.itemsize();
@@ -300,8 +302,7 @@ std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, i
 at::Tensor median_all(const at::Tensor& self, bool ignore_nan) {
   c10::DeviceGuard guard(self.device());
   if (self.numel() == 0)
-    return at::full({}, std::numeric_limits<double>::quiet_NaN(),
-                    self.options().dtype(at::kFloat))
+    return at::full({}, std::numeric_limits<double>::quiet_NaN(), self.options().dtype(at::kFloat))
         .to(self.scalar_type());
   const at::Tensor flat = self.reshape({-1});
   auto [v, i] = sorted(flat, 0, false);
@@ -320,10 +321,10 @@ std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t di
                                               at::Tensor& values, at::Tensor& indices) {
   TORCH_CHECK(self.layout() == at::Layout::Strided,
               "mode only supports strided layout, got: ", self.layout());
-  TORCH_CHECK(self.device() == values.device(), "expected device '", self.device(),
-              "' but got '", values.device(), "' for values output");
-  TORCH_CHECK(self.device() == indices.device(), "expected device '", self.device(),
-              "' but got '", indices.device(), "' for indices output");
+  TORCH_CHECK(self.device() == values.device(), "expected device '", self.device(), "' but got '",
+              values.device(), "' for values output");
+  TORCH_CHECK(self.device() == indices.device(), "expected device '", self.device(), "' but got '",
+              indices.device(), "' for indices output");
   TORCH_CHECK(self.scalar_type() == values.scalar_type(), "expected scalar type '",
               self.scalar_type(), "' but got '", values.scalar_type(), "' for values output");
   TORCH_CHECK(indices.scalar_type() == at::kLong, "expected scalar type '", at::kLong,

@@ -31,8 +31,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
                                                            bool return_counts) {
   c10::DeviceGuard guard(self.device());
   const at::TensorOptions long_opts = self.options().dtype(at::kLong);
-  at::Tensor inverse =
-      at::empty(return_inverse ? self.sizes() : at::IntArrayRef{0}, long_opts);
+  at::Tensor inverse = at::empty(return_inverse ? self.sizes() : at::IntArrayRef{0}, long_opts);
   const int64_t n = self.numel();
   if (n == 0) {
     return {at::empty({0}, self.options()), inverse, at::empty({0}, long_opts)};
