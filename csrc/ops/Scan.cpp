@@ -235,8 +235,8 @@ void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indic
   scan_into(values, self, dim, ScanOp::kMin, indices);
 }
 
-using Cumsum = StructuredImpl<at::native::structured_cumsum_out>;
-using Cumprod = StructuredImpl<at::native::structured_cumprod_out>;
+using Cumsum = AtenStructured<at::native::structured_cumsum_out>;
+using Cumprod = AtenStructured<at::native::structured_cumprod_out>;
 
 }  // namespace
 

@@ -193,7 +193,7 @@ void sort_kernel_stub(const at::TensorBase& self, const at::TensorBase& values_b
   indices.copy_(i);
 }
 
-using SortStable = StructuredImpl<at::native::structured_sort_stable_out>;
+using SortStable = AtenStructured<at::native::structured_sort_stable_out>;
 
 // topk: the first k of the sort along dim (largest: descending).
 void topk_kernel(const Outputs<2>& out, const at::Tensor& self, int64_t k, int64_t dim,
