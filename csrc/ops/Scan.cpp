@@ -203,19 +203,30 @@ void scan_into(const at::Tensor& result, const at::Tensor& self, int64_t dim, Sc
 
 // cumsum_stub / cumprod_stub: ATen's impl (impl_func_cum_ops) has handled 0-dim and empty
 // tensors, wrapped dim and converted self to the result's dtype.
+// The CPU's kernels take every dtype but bool (cumsum(dtype=torch.bool)).
 void cumsum_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(result.scalar_type() != at::kBool,
+                              "\"cumsum_out_cpu\" not implemented for 'Bool'");
   scan_into(result, self, dim, ScanOp::kSum);
 }
 void cumprod_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(result.scalar_type() != at::kBool,
+                              "\"cumprod_out_cpu\" not implemented for 'Bool'");
   scan_into(result, self, dim, ScanOp::kProd);
 }
 
 // logcumsumexp_stub: like the CPU's kernel, it resizes result and handles 0-dim and empty
-// tensors itself (ATen's _logcumsumexp_out_cpu calls it directly).
-void logcumsumexp_kernel(at::Tensor& result, const at::Tensor& self, int64_t dim) {
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+// tensors itself (ATen's _logcumsumexp_out_cpu calls it directly). logcumsumexp(out=) converts
+// self to the out's dtype first; an internal _logcumsumexp.out call that does not is computed in
+// the out's dtype (the CPU's kernel would write self's dtype into it).
+void logcumsumexp_kernel(at::Tensor& result, const at::Tensor& self_in, int64_t dim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self_in.scalar_type()),
                               "\"logcumsumexp_out_cpu\" not implemented for '",
-                              c10::toString(self.scalar_type()), "'");
+                              c10::toString(self_in.scalar_type()), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(result.scalar_type()),
+                              "\"logcumsumexp_out_cpu\" not implemented for '",
+                              c10::toString(result.scalar_type()), "'");
+  const at::Tensor self = self_in.to(result.scalar_type());
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
   if (result.sizes() != self.sizes()) at::native::resize_output(result, self.sizes());
   if (self.numel() == 0) return;
