@@ -20,6 +20,11 @@
 //     where its EPT outputs start by a binary search, then merges EPT elements), into the other
 //     run buffers, or into the outputs on the last pass (final_out = 1).
 //     global = rows * ceil(n / EPT) rounded up to the work-group size.
+//   topk_select: the first k (k <= KMAX) of each row's sort without sorting the row: one
+//     work-group of TOPK_LWS = TILE / KMAX work-items per row; each work-item keeps the first k
+//     of its elements (j = lid, lid + TOPK_LWS, ...) in private memory, then the work-group
+//     sorts all TILE candidates in local memory and writes the first k to the outputs, laid
+//     out (outer, k, inner). global = rows * TOPK_LWS.
 //   median_pick: per row of sorted values (ascending), the median: the first NaN if there is one
 //     (ignore_nan = 0), else the lower middle element; ignoring NaNs (nanmedian) the lower middle
 //     of the non-NaN prefix. One work-item per row.
@@ -44,6 +49,8 @@
 //               long* out_idx, off, int ignore_nan)
 //   mode_pick(ulong rows, ulong n, ulong inner, vals, off, const long* idx, off, out_vals, off,
 //             long* out_idx, off)
+//   topk_select(ulong rows, ulong n, ulong inner, uint k, int desc, src, src_off, out_vals, off,
+//               long* out_idx, off)
 // The pick kernels write row r's result at r (rows in (outer, inner) order).
 
 #if KEY_BITS == 64
@@ -68,6 +75,8 @@
 
 #define SENTINEL 0xffffffffu
 #define EPT 8  // merge_runs: outputs per work-item
+#define KMAX 16  // topk_select: the largest k
+#define TOPK_LWS (TILE / KMAX)
 
 // The order key of an element's bits (see the top of the file).
 inline KEY_T order_key(KEY_T raw, int desc) {
@@ -96,6 +105,32 @@ inline bool before(KEY_T ka, uint pa, KEY_T kb, uint pb) {
 inline ulong elem(ulong row, ulong j, ulong n, ulong inner) {
   const ulong o = row / inner;
   return (o * n + j) * inner + (row - o * inner);
+}
+
+// Sorts each block of p slots (a power of two) of the tile in local memory, by (key, position),
+// with a bitonic network run by `items` work-items (lid < items); a barrier ends every stage.
+inline void bitonic(__local KEY_T* raw, __local uint* pos, uint p, int desc, uint lid,
+                    uint items) {
+  for (uint size = 2; size <= p; size <<= 1) {
+    for (uint stride = size >> 1; stride > 0; stride >>= 1) {
+      for (uint q = lid; q < TILE / 2; q += items) {
+        const uint a = 2 * q - (q & (stride - 1));
+        const uint b = a + stride;
+        const bool asc = size == p || (a & size) == 0;
+        const uint pa = pos[a], pb = pos[b];
+        const KEY_T ra = raw[a], rb = raw[b];
+        const KEY_T ka = pa == SENTINEL ? KEY_MASK : order_key(ra, desc);
+        const KEY_T kb = pb == SENTINEL ? KEY_MASK : order_key(rb, desc);
+        if (before(kb, pb, ka, pa) == asc) {
+          raw[a] = rb;
+          raw[b] = ra;
+          pos[a] = pb;
+          pos[b] = pa;
+        }
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  }
 }
 
 __kernel void sort_local(ulong rows, ulong n, ulong inner, ulong P, ulong tiles_per_row, int desc,
@@ -134,26 +169,7 @@ __kernel void sort_local(ulong rows, ulong n, ulong inner, ulong P, ulong tiles_
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint size = 2; size <= p; size <<= 1) {
-    for (uint stride = size >> 1; stride > 0; stride >>= 1) {
-      for (uint q = lid; q < TILE / 2; q += LWS) {
-        const uint a = 2 * q - (q & (stride - 1));
-        const uint b = a + stride;
-        const bool asc = size == p || (a & size) == 0;
-        const uint pa = pos[a], pb = pos[b];
-        const KEY_T ra = raw[a], rb = raw[b];
-        const KEY_T ka = pa == SENTINEL ? KEY_MASK : order_key(ra, desc);
-        const KEY_T kb = pb == SENTINEL ? KEY_MASK : order_key(rb, desc);
-        if (before(kb, pb, ka, pa) == asc) {
-          raw[a] = rb;
-          raw[b] = ra;
-          pos[a] = pb;
-          pos[b] = pa;
-        }
-      }
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-  }
+  bitonic(raw, pos, p, desc, lid, LWS);
   for (uint k = lid; k < TILE; k += LWS) {
     const ulong row = row0 + k / p;
     const ulong j = j0 + (k & (p - 1));
@@ -221,6 +237,51 @@ __kernel void merge_runs(ulong rows, ulong n, ulong inner, ulong run, int desc,
       run_keys[row * n + q] = keys[from];
       run_pos[row * n + q] = poss[from];
     }
+  }
+}
+
+
+__kernel __attribute__((reqd_work_group_size(TOPK_LWS, 1, 1))) void topk_select(
+    ulong rows, ulong n, ulong inner, uint k, int desc, __global const BITS_T* src,
+    ulong src_off, __global BITS_T* out_vals, ulong out_vals_off, __global long* out_idx,
+    ulong out_idx_off) {
+  __local KEY_T raw[TILE];
+  __local uint pos[TILE];
+  src += src_off;
+  out_vals += out_vals_off;
+  out_idx += out_idx_off;
+  const ulong row = get_group_id(0);
+  const uint lid = (uint)get_local_id(0);
+  // This work-item's first k elements, in order: keys, bits and positions.
+  KEY_T bk[KMAX], br[KMAX];
+  uint bp[KMAX];
+  uint count = 0;
+  for (ulong j = lid; j < n; j += TOPK_LWS) {
+    const KEY_T r = (KEY_T)src[elem(row, j, n, inner)];
+    const KEY_T kk = order_key(r, desc);
+    const uint jj = (uint)j;
+    if (count == k && !before(kk, jj, bk[k - 1], bp[k - 1])) continue;
+    uint t = count < k ? count++ : k - 1;
+    while (t > 0 && before(kk, jj, bk[t - 1], bp[t - 1])) {
+      bk[t] = bk[t - 1];
+      br[t] = br[t - 1];
+      bp[t] = bp[t - 1];
+      --t;
+    }
+    bk[t] = kk;
+    br[t] = r;
+    bp[t] = jj;
+  }
+  for (uint t = 0; t < KMAX; ++t) {
+    raw[lid * KMAX + t] = t < count ? br[t] : 0;
+    pos[lid * KMAX + t] = t < count ? bp[t] : SENTINEL;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  bitonic(raw, pos, TILE, desc, lid, TOPK_LWS);
+  for (uint t = lid; t < k; t += TOPK_LWS) {
+    const ulong e = elem(row, t, k, inner);
+    out_vals[e] = (BITS_T)raw[t];
+    out_idx[e] = (long)pos[t];
   }
 }
 

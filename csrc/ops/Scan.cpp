@@ -114,7 +114,12 @@ void scan_along(const at::Tensor& self, int64_t dim, ScanOp op, const at::Tensor
   for (int64_t i = d + 1; i < self.dim(); ++i) inner *= self.size(i);
   const int64_t tile = static_cast<int64_t>(s.lws) * kPerItem;
   const int64_t cus = std::max<int64_t>(1, info.compute_units);
-  const bool use_tile = inner == 1 && n >= tile / 2;
+  // Rows of contiguous elements go to work-groups that load them coalesced (tile route), on
+  // GPUs; a CPU device (PoCL) runs the per-column route faster for them too: each work-item
+  // streams its own chunk, with no barriers (measured 1e6-element cumsum: 26 ms tiled, ~2 ms
+  // per column on PoCL, 2 cores).
+  const bool use_tile =
+      inner == 1 && n >= tile / 2 && !(info.type & CL_DEVICE_TYPE_CPU);
 
   // How many chunks the scanned dimension is cut into: enough work for the device when there
   // are few rows (or columns), each chunk still long enough to be worth its extra pass.

@@ -195,7 +195,8 @@ void sort_kernel_stub(const at::TensorBase& self, const at::TensorBase& values_b
 
 using SortStable = AtenStructured<at::native::structured_sort_stable_out>;
 
-// topk: the first k of the sort along dim (largest: descending).
+// topk: the first k of the sort along dim (largest: descending); for a small k of long rows,
+// topk_select finds them without sorting the rows.
 void topk_kernel(const Outputs<2>& out, const at::Tensor& self, int64_t k, int64_t dim,
                  bool largest, bool /*sorted: always*/) {
   const int64_t d = at::maybe_wrap_dim(dim, self.dim(), /*wrap_scalar=*/true);
@@ -205,6 +206,25 @@ void topk_kernel(const Outputs<2>& out, const at::Tensor& self, int64_t k, int64
     return;
   }
   if (out[0].numel() == 0) return;
+  const Rows r(self, d);
+  const int device = self.device().index();
+  const SortGeometry geo = geometry(device, self.itemsize());
+  constexpr int64_t kSelectMax = 16;  // KMAX in sort.cl
+  const int64_t items = static_cast<int64_t>(geo.tile) / kSelectMax;
+  if (k <= kSelectMax && items > 0 && r.n > static_cast<int64_t>(geo.tile) / 2 &&
+      r.n < static_cast<int64_t>(std::numeric_limits<uint32_t>::max())) {
+    // A few of many: each row's candidates, without sorting the row (topk_select).
+    c10::DeviceGuard guard(self.device());
+    const at::Tensor src = self.contiguous();
+    KernelLaunch l = sort_kernel(device, "topk_select", sort_options(self.scalar_type(), device));
+    l.arg(static_cast<cl_ulong>(r.rows())).arg(static_cast<cl_ulong>(r.n));
+    l.arg(static_cast<cl_ulong>(r.inner)).arg(static_cast<cl_uint>(k));
+    l.arg(static_cast<cl_int>(largest));
+    l.buffer(buffer_of(src), src.itemsize()).buffer(buffer_of(out[0]), out[0].itemsize());
+    l.buffer(buffer_of(out[1]), 8);
+    l.enqueue1d(device, static_cast<size_t>(r.rows() * items), static_cast<size_t>(items));
+    return;
+  }
   auto [v, i] = sorted(self, d, largest);
   out[0].copy_(v.narrow(d, 0, k));
   out[1].copy_(i.narrow(d, 0, k));

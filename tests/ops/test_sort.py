@@ -154,6 +154,21 @@ def test_topk_ties_nan_and_unsorted():
     assert_ocl_close(torch.topk(xi.to(DEVICE), 5)[0], torch.topk(xi, 5)[0])
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16], ids=dtype_id)
+def test_topk_small_k_of_long_rows(dtype):
+    """k <= 16 of rows longer than half a tile: selected without sorting the rows (topk_select),
+    ties broken by position as the stable sort does, NaN largest."""
+    x = with_ties_and_specials((3, 5000), dtype, seed=4)
+    xt = with_ties_and_specials((4000, 3), dtype, seed=5)
+    for data, dim in ((x, 1), (xt, 0)):
+        for k in (1, 5, 16):
+            for largest in (True, False):
+                v, i = torch.topk(data.to(DEVICE), k, dim, largest)
+                cv, ci = torch.sort(data, dim=dim, descending=largest, stable=True)
+                assert_ocl_close(v, cv.narrow(dim, 0, k), exact=True)
+                assert_ocl_close(i, ci.narrow(dim, 0, k))
+
+
 @pytest.mark.parametrize(("shape", "dim"), CASES[2:], ids=CASE_IDS[2:])
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_kthvalue(shape, dim, keepdim):
