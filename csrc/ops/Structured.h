@@ -14,8 +14,9 @@
 //
 //  - AtenStructured<Impl>: an op whose whole implementation is ATen's own structured class
 //    (at::native::structured_<op>_out in ATen/ops/<op>_native.h: its meta builds a
-//    TensorIterator, its impl calls a DispatchStub for which we register our kernel). This file
-//    only supplies the outputs, as the wrappers PyTorch generates for its CPU kernels do:
+//    TensorIterator or declares the outputs (cumsum, sort), its impl calls a DispatchStub for
+//    which we register our kernel). This file only supplies the outputs, as the wrappers PyTorch
+//    generates for its CPU kernels do:
 //        m.impl("exp", AtenStructured<at::native::structured_exp_out>::functional);
 //
 //  - prepare_out / finish_out: the same checks for an op that has no meta function (the op gives
@@ -38,6 +39,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+namespace at {
+struct TensorIteratorBase;
+}
 
 namespace torch_ocl {
 
@@ -227,22 +232,26 @@ struct Structured<Meta, kKernel, kSamePosition> {
       return {outs[0], outs[1]};
   }
 
-  static at::Tensor& out(A0 a0, Rest... rest, at::Tensor& out) requires(N == 1) {
+  static at::Tensor& out(A0 a0, Rest... rest, at::Tensor& out)
+    requires(N == 1)
+  {
     structured_detail::run<Meta, N, kSamePosition>(structured_detail::Mode::kOut, Outputs<N>{out},
                                                    kKernel, a0, rest...);
     return out;
   }
 
   static std::tuple<at::Tensor&, at::Tensor&> out2(A0 a0, Rest... rest, at::Tensor& out0,
-                                                   at::Tensor& out1) requires(N == 2) {
+                                                   at::Tensor& out1)
+    requires(N == 2)
+  {
     structured_detail::run<Meta, N, kSamePosition>(structured_detail::Mode::kOut,
                                                    Outputs<N>{out0, out1}, kKernel, a0, rest...);
     return {out0, out1};
   }
 
-  static at::Tensor& inplace(at::Tensor& self,
-                             Rest... rest) requires(N == 1 &&
-                                                    std::is_same_v<A0, const at::Tensor&>) {
+  static at::Tensor& inplace(at::Tensor& self, Rest... rest)
+    requires(N == 1 && std::is_same_v<A0, const at::Tensor&>)
+  {
     structured_detail::run<Meta, N, kSamePosition>(structured_detail::Mode::kInplace,
                                                    Outputs<N>{self}, kKernel, self, rest...);
     return self;
@@ -254,89 +263,122 @@ struct Structured<Meta, kKernel, kSamePosition> {
 namespace structured_detail {
 
 // The outputs of one call of Impl, allocated (functional), checked and resized (out=) or checked
-// (in place) as the meta function declares them; Impl's own set_output_raw_strided (a
-// TensorIterator's) runs afterwards, as in PyTorch's generated wrappers.
-template <class Impl>
+// (in place) as the meta function declares them; for a TensorIterator-based Impl its own
+// set_output_raw_strided runs afterwards, as in PyTorch's generated wrappers. (Other impls, such
+// as cumsum's or sort's, get the caller's tensors and let their stubs handle any layout.)
+template <class Impl, size_t N>
 class AtenCall final : public Impl {
  public:
-  AtenCall(Mode mode, const at::Tensor& given) : mode_(mode), out_(given) {}
+  AtenCall(Mode mode, const Outputs<N>& given) : mode_(mode), outs_(given) {}
 
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                               at::TensorOptions options) override {
     set(i, sizes, strides, options);
-    Impl::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIterator) Impl::set_output_raw_strided(i, sizes, strides, options);
   }
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options) override {
     set(i, sizes, strides, options);
-    Impl::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIterator) Impl::set_output_raw_strided(i, sizes, strides, options);
   }
-  const at::Tensor& maybe_get_output(int64_t) override { return out_; }
-  const at::Tensor& out() const { return out_; }
+  const at::Tensor& maybe_get_output(int64_t i) override { return outs_[i]; }
+  const Outputs<N>& outs() const { return outs_; }
 
  private:
+  static constexpr bool kIterator = std::is_base_of_v<at::TensorIteratorBase, Impl>;
   void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
            const at::TensorOptions& options) {
-    TORCH_INTERNAL_ASSERT(i == 0, "torch-ocl: AtenStructured handles ops with one output");
+    TORCH_INTERNAL_ASSERT(i >= 0 && static_cast<size_t>(i) < N);
     switch (mode_) {
       case Mode::kFunctional:
-        out_ = allocate_output(sizes, strides, options);
+        outs_[i] = allocate_output(sizes, strides, options);
         break;
       case Mode::kOut:
-        resize_out(out_, sizes, strides, options);
+        resize_out(outs_[i], sizes, strides, options);
         break;
       case Mode::kInplace:
-        check_inplace(out_, sizes, options);
+        check_inplace(outs_[i], sizes, options);
         break;
     }
   }
   Mode mode_;
-  at::Tensor out_;
+  Outputs<N> outs_;
 };
 
-template <class Impl, class... Args>
-at::Tensor run_aten(Mode mode, const at::Tensor& given, const Args&... args) {
-  AtenCall<Impl> call(mode, given);
+template <class Impl, size_t N, class... Args>
+Outputs<N> run_aten(Mode mode, const Outputs<N>& given, const Args&... args) {
+  AtenCall<Impl, N> call(mode, given);
   call.meta(meta_arg(args)...);
-  call.impl(meta_arg(args)..., call.out());
-  return call.out();
+  const Outputs<N>& o = call.outs();
+  if constexpr (N == 1)
+    call.impl(meta_arg(args)..., o[0]);
+  else
+    call.impl(meta_arg(args)..., o[0], o[1]);
+  return o;
 }
 
-// The three variants of an op whose functional arguments are First, Rest...
-template <class Impl, class First, class... Rest>
+// The variants of an op with N outputs whose functional arguments are First, Rest...
+template <class Impl, size_t N, class First, class... Rest>
 struct AtenStructuredOps {
-  static at::Tensor functional(First a0, Rest... rest) {
-    return run_aten<Impl>(Mode::kFunctional, at::Tensor(), a0, rest...);
+  using Result = std::conditional_t<N == 1, at::Tensor, std::tuple<at::Tensor, at::Tensor>>;
+  static Result functional(First a0, Rest... rest) {
+    Outputs<N> o = run_aten<Impl, N>(Mode::kFunctional, Outputs<N>{}, a0, rest...);
+    if constexpr (N == 1)
+      return o[0];
+    else
+      return {o[0], o[1]};
   }
-  static at::Tensor& out(First a0, Rest... rest, at::Tensor& out) {
-    run_aten<Impl>(Mode::kOut, out, a0, rest...);
+  static at::Tensor& out(First a0, Rest... rest, at::Tensor& out)
+    requires(N == 1)
+  {
+    run_aten<Impl, N>(Mode::kOut, Outputs<N>{out}, a0, rest...);
     return out;
   }
-  static at::Tensor& inplace(at::Tensor& self, Rest... rest) {
-    run_aten<Impl>(Mode::kInplace, self, self, rest...);
+  static std::tuple<at::Tensor&, at::Tensor&> out2(First a0, Rest... rest, at::Tensor& out0,
+                                                   at::Tensor& out1)
+    requires(N == 2)
+  {
+    run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1}, a0, rest...);
+    return {out0, out1};
+  }
+  static at::Tensor& inplace(at::Tensor& self, Rest... rest)
+    requires(N == 1)
+  {
+    run_aten<Impl, N>(Mode::kInplace, Outputs<N>{self}, self, rest...);
     return self;
   }
 };
 
-// Impl::impl takes the op's arguments followed by its output: the arguments are all but the last.
-template <class Impl, class Tuple, class Seq>
+// Impl::impl takes the op's arguments followed by its outputs: as many arguments as Impl::meta
+// takes, the rest are the outputs.
+template <class Impl, size_t N, class Tuple, class Seq>
 struct AtenOpsOf;
-template <class Impl, class Tuple, size_t... I>
-struct AtenOpsOf<Impl, Tuple, std::index_sequence<I...>> {
-  using type = AtenStructuredOps<Impl, typename SchemaArg<std::tuple_element_t<I, Tuple>>::type...>;
+template <class Impl, size_t N, class Tuple, size_t... I>
+struct AtenOpsOf<Impl, N, Tuple, std::index_sequence<I...>> {
+  using type =
+      AtenStructuredOps<Impl, N, typename SchemaArg<std::tuple_element_t<I, Tuple>>::type...>;
+};
+template <class Sig>
+struct MetaArity;
+template <class M, class... A>
+struct MetaArity<void (M::*)(A...)> {
+  static constexpr size_t value = sizeof...(A);
 };
 template <class Impl, class Sig>
 struct AtenImplArgs;
 template <class Impl, class... A>
 struct AtenImplArgs<Impl, void (Impl::*)(A...)> {
-  using type =
-      typename AtenOpsOf<Impl, std::tuple<A...>, std::make_index_sequence<sizeof...(A) - 1>>::type;
+  static constexpr size_t kArgs = MetaArity<decltype(&Impl::meta)>::value;
+  static_assert(sizeof...(A) == kArgs + 1 || sizeof...(A) == kArgs + 2,
+                "AtenStructured: an impl with one or two outputs");
+  using type = typename AtenOpsOf<Impl, sizeof...(A) - kArgs, std::tuple<A...>,
+                                  std::make_index_sequence<kArgs>>::type;
 };
 
 }  // namespace structured_detail
 
-// AtenStructured<Impl>::functional / ::out / ::inplace for an ATen structured implementation
-// class (see the top of this file).
+// AtenStructured<Impl>::functional / ::out (::out2 for two outputs) / ::inplace for an ATen
+// structured implementation class (see the top of this file).
 template <class Impl>
 using AtenStructured = typename structured_detail::AtenImplArgs<Impl, decltype(&Impl::impl)>::type;
 

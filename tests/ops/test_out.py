@@ -280,6 +280,15 @@ def _table():
              aten.avg_pool3d_backward.default)
         ],
     })  # fmt: skip
+    # Scans and selection (csrc/ops/Scan.cpp, Sort.cpp, Bucketize.cpp): overloads that the public
+    # functions reach without out= (median(x, dim, out=...) goes through ATen's composite).
+    bounds = torch.sort(_x(11, (7,)))[0]
+    out.update({
+        "_logcumsumexp.out": [((_x(), 1), aten._logcumsumexp.default)],
+        "median.dim_values": [((_x(), 1, False), aten.median.dim)],
+        "nanmedian.dim_values": [((_x(), 0, True), aten.nanmedian.dim)],
+        "searchsorted.Scalar_out": [((bounds, 0.25), aten.searchsorted.Scalar)],
+    })  # fmt: skip
     for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
         out[f"{cmp}.Scalar_out"] = [((_x(), 0.5), getattr(aten, cmp).Scalar)]
     for bit in ("bitwise_and", "bitwise_or", "bitwise_xor"):
@@ -371,7 +380,11 @@ def _empty_outs(result, dtypes, *, empty=True, device="cpu", shapes=None):
 
 def _normalise(msg):
     msg = str(msg).splitlines()[0] if str(msg) else ""
-    return re.sub(r"ocl(:0)?", "cpu", msg)
+    msg = re.sub(r"ocl(:0)?", "cpu", msg)
+    # ATen's checkSameType/checkScalarType name a tensor's type by its backend: torch.FloatTensor
+    # (CPUBoolType for bool) on the CPU, oclFloatType on ocl.
+    msg = re.sub(r"\btorch\.(\w+)Tensor\b", r"cpu\1Type", msg)
+    return re.sub(r"\bCPU(\w+)Type\b", r"cpu\1Type", msg)
 
 
 def _run(fn):
@@ -512,6 +525,13 @@ OUT_CASES, INPLACE_CASES = _all_cases()
 
 XFAIL: dict = {}
 
+# Overloads whose CPU kernel cannot be run with an out of another dtype (no reference to compare
+# with); test_out_dtype skips them.
+CPU_UNSAFE_OUT_DTYPE = {
+    "_logcumsumexp.out": "the CPU's kernel writes self's dtype into an out of another dtype "
+    "(garbage values; a buffer overflow, and a crashed process, for a narrower out)",
+}
+
 
 def _params(keys, kind):
     out = []
@@ -528,6 +548,8 @@ def _params(keys, kind):
 
 @pytest.mark.parametrize("key", _params(OUT_OVERLOADS, "dtype"))
 def test_out_dtype(key):
+    if key in CPU_UNSAFE_OUT_DTYPE:
+        pytest.skip(CPU_UNSAFE_OUT_DTYPE[key])
     failures = []
     for case in _cases_or_skip(OUT_CASES, key):
         result = case.functional(*_clone(case.args))
