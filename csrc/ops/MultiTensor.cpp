@@ -2,8 +2,10 @@
 #include "ops/MultiTensor.h"
 
 #include <c10/util/Exception.h>
+#include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -53,6 +55,10 @@ MtGeometry make_geometry(int device) {
               " -DMT_PER=" + std::to_string(g.per) + (cpu ? " -DMT_CONSEC" : "");
   return g;
 }
+
+// Launches through mt_push and the table rows they carried (a test hook: torch.ops.ocl.
+// multi_tensor_counts() shows that one launch covers many tensors).
+std::atomic<int64_t> g_launches{0}, g_rows{0};
 
 uint32_t elem_offset(const BufferRef& b, const at::Tensor& t) {
   const uint64_t item = t.itemsize();
@@ -171,6 +177,14 @@ void mt_push(KernelLaunch& launch, const MtBatch& batch, cl_mem fallback) {
   TORCH_INTERNAL_ASSERT(fill, "torch-ocl: a multi-tensor launch without any buffer");
   for (int s = 0; s < kMtBuffers; ++s) launch.arg(s < batch.nslots ? batch.slots[s] : fill);
   launch.raw(batch.table.size() * sizeof(uint32_t), batch.table.data());
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+  g_rows.fetch_add(batch.rows, std::memory_order_relaxed);
+}
+
+TORCH_LIBRARY_FRAGMENT(ocl, m) {
+  m.def("multi_tensor_counts() -> int[]", [] {
+    return std::vector<int64_t>{g_launches.load(), g_rows.load()};
+  });
 }
 
 }  // namespace torch_ocl
