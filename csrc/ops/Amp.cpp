@@ -93,8 +93,8 @@ void non_finite_check_and_unscale_(at::TensorList grads, at::Tensor& found_inf,
 }
 
 at::Tensor& update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
-                          const at::Tensor& found_inf, double growth_factor,
-                          double backoff_factor, int64_t growth_interval) {
+                          const at::Tensor& found_inf, double growth_factor, double backoff_factor,
+                          int64_t growth_interval) {
   const at::Device device = scale.device();
   TORCH_CHECK(is_ocl(growth_tracker) && growth_tracker.device() == device,
               "growth_tracker must be an ocl tensor on ", device, ".");
@@ -107,9 +107,11 @@ at::Tensor& update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
   TORCH_CHECK(found_inf.scalar_type() == at::kFloat, "found_inf must be a float tensor.");
   const int dev = device.index();
   const bool fp64 = device_info(dev).fp64;
-  KernelLaunch l(get_kernel(dev, "amp.cl", "amp_update_scale",
-                            fp64 ? "-DAMP_T=double" : "-DAMP_T=float"));
-  l.buffer(buffer_of(scale), 4).buffer(buffer_of(growth_tracker), 4).buffer(buffer_of(found_inf), 4);
+  KernelLaunch l(
+      get_kernel(dev, "amp.cl", "amp_update_scale", fp64 ? "-DAMP_T=double" : "-DAMP_T=float"));
+  l.buffer(buffer_of(scale), 4)
+      .buffer(buffer_of(growth_tracker), 4)
+      .buffer(buffer_of(found_inf), 4);
   if (fp64) {
     l.arg(static_cast<cl_double>(growth_factor)).arg(static_cast<cl_double>(backoff_factor));
   } else {
@@ -129,9 +131,7 @@ using at::Scalar;
 using at::ScalarType;
 using at::Tensor;
 
-TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFallthrough());
-}
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 #define OCL_AUTOCAST_LOWER(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)

@@ -6,6 +6,8 @@
 // otherwise it runs ATen's own slow implementation (one op per tensor, native where those ops
 // are), which also gives the CPU's errors. In-place ops whose tensors share memory in a way that
 // running them together could change the result run the slow way too.
+#include "ops/Foreach.h"
+
 #include <ATen/native/ForeachUtils.h>
 #include <ATen/ops/_foreach_abs_native.h>
 #include <ATen/ops/_foreach_acos_native.h>
@@ -63,7 +65,6 @@
 #include <cstring>
 #include <string>
 
-#include "ops/Foreach.h"
 #include "ops/KernelTypes.h"
 #include "ops/MultiTensor.h"
 #include "runtime/Allocator.h"
@@ -440,14 +441,14 @@ Tensors norm(TL self, const c10::Scalar& ord, std::optional<at::ScalarType> dtyp
   const int device = self[0].device().index();
   const MtGeometry& geo = mt_geometry(device);
   const at::ScalarType acc = (in == at::kDouble || od == at::kDouble) ? at::kDouble : at::kFloat;
-  const char* kind = p == 2    ? "-DNORM_L2"
-                     : p == 1  ? "-DNORM_L1"
-                     : p == 0  ? "-DNORM_L0"
+  const char* kind = p == 2          ? "-DNORM_L2"
+                     : p == 1        ? "-DNORM_L1"
+                     : p == 0        ? "-DNORM_L0"
                      : std::isinf(p) ? (p > 0 ? "-DNORM_INF" : "-DNORM_NEGINF")
                                      : "-DNORM_P";
   const std::string opts = std::string("-DNORM_KERNELS ") + kind + " -DT=" + type_tag(in, device) +
-                           " -DOUT_T=" + type_tag(od, device) + " -DACC_T=" +
-                           type_tag(acc, device) + " -DNLIST=1" + geo.options;
+                           " -DOUT_T=" + type_tag(od, device) +
+                           " -DACC_T=" + type_tag(acc, device) + " -DNLIST=1" + geo.options;
   const int64_t n = static_cast<int64_t>(self.size());
   at::Tensor result = at::empty({n}, self[0].options().dtype(od));
   const BufferRef rb = buffer_of(result);
@@ -576,41 +577,43 @@ using namespace at::native;
 
 // Binary ops with Scalar, ScalarList and List overloads (functional and in place), named
 // _foreach_<name>; `slow` names ATen's slow kernels (foreach_tensor_<slow>_*_kernel_slow).
-#define REGISTER_BINARY_COMMON(name, slow, op)                                                  \
-  m.impl("_foreach_" #name ".Scalar",                                                           \
-         Binary<op>::scalar<&foreach_tensor_##slow##_scalar_kernel_slow>);                      \
-  m.impl("_foreach_" #name "_.Scalar",                                                          \
-         Binary<op>::scalar_<&foreach_tensor_##slow##_scalar_kernel_slow_>);                    \
-  m.impl("_foreach_" #name ".ScalarList",                                                       \
-         Binary<op>::scalar_list<&foreach_tensor_##slow##_scalarlist_kernel_slow>);             \
-  m.impl("_foreach_" #name "_.ScalarList",                                                      \
+#define REGISTER_BINARY_COMMON(name, slow, op)                                      \
+  m.impl("_foreach_" #name ".Scalar",                                               \
+         Binary<op>::scalar<&foreach_tensor_##slow##_scalar_kernel_slow>);          \
+  m.impl("_foreach_" #name "_.Scalar",                                              \
+         Binary<op>::scalar_<&foreach_tensor_##slow##_scalar_kernel_slow_>);        \
+  m.impl("_foreach_" #name ".ScalarList",                                           \
+         Binary<op>::scalar_list<&foreach_tensor_##slow##_scalarlist_kernel_slow>); \
+  m.impl("_foreach_" #name "_.ScalarList",                                          \
          Binary<op>::scalar_list_<&foreach_tensor_##slow##_scalarlist_kernel_slow_>);
-#define REGISTER_BINARY_LIST(name, slow, op)                                                    \
+#define REGISTER_BINARY_LIST(name, slow, op)                                                      \
   m.impl("_foreach_" #name ".List", Binary<op>::list<&foreach_tensor_##slow##_list_kernel_slow>); \
-  m.impl("_foreach_" #name "_.List",                                                            \
-         Binary<op>::list_<&foreach_tensor_##slow##_list_kernel_slow_>);
-#define REGISTER_BINARY_LIST_ALPHA(name, op)                                                    \
-  m.impl("_foreach_" #name ".List",                                                             \
-         Binary<op>::list_alpha<&foreach_tensor_##name##_list_kernel_slow>);                    \
-  m.impl("_foreach_" #name "_.List",                                                            \
+  m.impl("_foreach_" #name "_.List", Binary<op>::list_<&foreach_tensor_##slow##_list_kernel_slow_>);
+#define REGISTER_BINARY_LIST_ALPHA(name, op)                                 \
+  m.impl("_foreach_" #name ".List",                                          \
+         Binary<op>::list_alpha<&foreach_tensor_##name##_list_kernel_slow>); \
+  m.impl("_foreach_" #name "_.List",                                         \
          Binary<op>::list_alpha_<&foreach_tensor_##name##_list_kernel_slow_>);
-#define REGISTER_BINARY_TENSOR(name, op)                                                        \
-  m.impl("_foreach_" #name ".Tensor", Binary<op>::tensor<&foreach_tensor_##name##_tensor_kernel_slow>); \
-  m.impl("_foreach_" #name "_.Tensor",                                                          \
+#define REGISTER_BINARY_TENSOR(name, op)                                   \
+  m.impl("_foreach_" #name ".Tensor",                                      \
+         Binary<op>::tensor<&foreach_tensor_##name##_tensor_kernel_slow>); \
+  m.impl("_foreach_" #name "_.Tensor",                                     \
          Binary<op>::tensor_<&foreach_tensor_##name##_tensor_kernel_slow_>);
-#define REGISTER_UNARY(name)                                                                    \
-  m.impl("_foreach_" #name, Unary<k_##name>::fn<&foreach_tensor_##name##_slow>);                \
+#define REGISTER_UNARY(name)                                                     \
+  m.impl("_foreach_" #name, Unary<k_##name>::fn<&foreach_tensor_##name##_slow>); \
   m.impl("_foreach_" #name "_", Unary<k_##name>::fn_<&foreach_tensor_##name##_slow_>);
-#define REGISTER_POINTWISE(name, op)                                                            \
-  m.impl("_foreach_" #name ".Scalar", Pointwise<op>::scalar<&foreach_tensor_##name##_scalar_slow>); \
-  m.impl("_foreach_" #name "_.Scalar",                                                          \
-         Pointwise<op>::scalar_<&foreach_tensor_##name##_scalar_slow_>);                        \
-  m.impl("_foreach_" #name ".ScalarList",                                                       \
-         Pointwise<op>::scalar_list<&foreach_tensor_##name##_scalarlist_slow>);                 \
-  m.impl("_foreach_" #name "_.ScalarList",                                                      \
-         Pointwise<op>::scalar_list_<&foreach_tensor_##name##_scalarlist_slow_>);               \
-  m.impl("_foreach_" #name ".Tensor", Pointwise<op>::tensor<&foreach_tensor_##name##_tensor_slow>); \
-  m.impl("_foreach_" #name "_.Tensor",                                                          \
+#define REGISTER_POINTWISE(name, op)                                              \
+  m.impl("_foreach_" #name ".Scalar",                                             \
+         Pointwise<op>::scalar<&foreach_tensor_##name##_scalar_slow>);            \
+  m.impl("_foreach_" #name "_.Scalar",                                            \
+         Pointwise<op>::scalar_<&foreach_tensor_##name##_scalar_slow_>);          \
+  m.impl("_foreach_" #name ".ScalarList",                                         \
+         Pointwise<op>::scalar_list<&foreach_tensor_##name##_scalarlist_slow>);   \
+  m.impl("_foreach_" #name "_.ScalarList",                                        \
+         Pointwise<op>::scalar_list_<&foreach_tensor_##name##_scalarlist_slow_>); \
+  m.impl("_foreach_" #name ".Tensor",                                             \
+         Pointwise<op>::tensor<&foreach_tensor_##name##_tensor_slow>);            \
+  m.impl("_foreach_" #name "_.Tensor",                                            \
          Pointwise<op>::tensor_<&foreach_tensor_##name##_tensor_slow_>);
 
 }  // namespace
@@ -618,8 +621,7 @@ using namespace at::native;
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   REGISTER_BINARY_COMMON(add, add, kAdd)
   REGISTER_BINARY_LIST_ALPHA(add, kAdd)
-  m.impl("_foreach_add.Tensor",
-         Binary<kAdd>::tensor_alpha<&foreach_tensor_add_tensor_kernel_slow>);
+  m.impl("_foreach_add.Tensor", Binary<kAdd>::tensor_alpha<&foreach_tensor_add_tensor_kernel_slow>);
   m.impl("_foreach_add_.Tensor",
          Binary<kAdd>::tensor_alpha_<&foreach_tensor_add_tensor_kernel_slow_>);
   REGISTER_BINARY_COMMON(sub, sub, kSub)

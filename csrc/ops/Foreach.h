@@ -29,8 +29,8 @@ struct ForeachScalar {
 // their second operand. `found_inf` (a float32 tensor on the device): set to 1 when an element of
 // ins[0] is not finite.
 void foreach_apply(const char* op, const std::vector<at::TensorList>& ins, at::TensorList outs,
-                   const ForeachScalar& s, const c10::Scalar& alpha = 1,
-                   bool second_scalar = false, const at::Tensor* found_inf = nullptr);
+                   const ForeachScalar& s, const c10::Scalar& alpha = 1, bool second_scalar = false,
+                   const at::Tensor* found_inf = nullptr);
 
 // Whether the multi-tensor kernels can run these lists: ATen's fast-route conditions (one device
 // and dtype, dense, same sizes and strides, scalars that do not change the result dtype), on an

@@ -115,8 +115,9 @@ void adam_impl(bool adamw, TL params, TL grads, TL exp_avgs, TL exp_avg_sqs, TL 
                 "device, and layout");
   } else {
     TORCH_CHECK(max_exp_avg_sqs.empty(), "max_exp_avg_sqs must be empty without amsgrad");
-    check_lists(lists, "params, grads, exp_avgs, and exp_avg_sqs must have same dtype, device, "
-                       "and layout");
+    check_lists(lists,
+                "params, grads, exp_avgs, and exp_avg_sqs must have same dtype, device, "
+                "and layout");
   }
   TORCH_CHECK(steps.size() == params.size(), "state_steps must have one tensor per param");
   const at::Tensor& p = params[0];
@@ -148,9 +149,9 @@ void adam_(TL params, TL grads, TL exp_avgs, TL exp_avg_sqs, TL max_exp_avg_sqs,
 }
 
 template <bool kAdamW>
-void adam_tensor_lr_(TL params, TL grads, TL exp_avgs, TL exp_avg_sqs, TL max_exp_avg_sqs,
-                     TL steps, const at::Tensor& lr, double beta1, double beta2,
-                     double weight_decay, double eps, bool amsgrad, bool maximize,
+void adam_tensor_lr_(TL params, TL grads, TL exp_avgs, TL exp_avg_sqs, TL max_exp_avg_sqs, TL steps,
+                     const at::Tensor& lr, double beta1, double beta2, double weight_decay,
+                     double eps, bool amsgrad, bool maximize,
                      const std::optional<at::Tensor>& grad_scale,
                      const std::optional<at::Tensor>& found_inf) {
   if (params.empty()) return;
@@ -172,15 +173,17 @@ void sgd_impl(TL params, TL grads, TL momentum_buffers, double weight_decay, dou
     TORCH_CHECK(momentum > 0, "momentum must be positive when momentum buffers are given, got ",
                 momentum);
     lists.push_back(momentum_buffers);
-    check_lists(lists, "params, grads, and momentum_buffer_list must have same dtype, device, "
-                       "and layout");
+    check_lists(lists,
+                "params, grads, and momentum_buffer_list must have same dtype, device, "
+                "and layout");
     opts += " -DMOMENTUM";
     if (nesterov) opts += " -DNESTEROV";
   } else {
     TORCH_CHECK(momentum == 0, "momentum must be 0 without momentum buffers, got ", momentum);
     check_lists(lists, "params and grads must have same dtype, device, and layout");
     if (is_first_step) {
-      TORCH_WARN_ONCE("`is_first_step` argument has no effect when `momentum_buffer_list` is empty");
+      TORCH_WARN_ONCE(
+          "`is_first_step` argument has no effect when `momentum_buffer_list` is empty");
     }
   }
   if (maximize) opts += " -DMAXIMIZE";
@@ -197,17 +200,16 @@ void sgd_impl(TL params, TL grads, TL momentum_buffers, double weight_decay, dou
   });
 }
 
-void sgd_(TL params, TL grads, TL momentum_buffers, double weight_decay, double momentum,
-          double lr, double dampening, bool nesterov, bool maximize, bool is_first_step,
-          const std::optional<at::Tensor>& grad_scale,
-          const std::optional<at::Tensor>& found_inf) {
+void sgd_(TL params, TL grads, TL momentum_buffers, double weight_decay, double momentum, double lr,
+          double dampening, bool nesterov, bool maximize, bool is_first_step,
+          const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
   sgd_impl(params, grads, momentum_buffers, weight_decay, momentum, lr, {}, dampening, nesterov,
            maximize, is_first_step, grad_scale, found_inf);
 }
 
-void sgd_tensor_lr_(TL params, TL grads, TL momentum_buffers, double weight_decay,
-                    double momentum, const at::Tensor& lr, double dampening, bool nesterov,
-                    bool maximize, bool is_first_step, const std::optional<at::Tensor>& grad_scale,
+void sgd_tensor_lr_(TL params, TL grads, TL momentum_buffers, double weight_decay, double momentum,
+                    const at::Tensor& lr, double dampening, bool nesterov, bool maximize,
+                    bool is_first_step, const std::optional<at::Tensor>& grad_scale,
                     const std::optional<at::Tensor>& found_inf) {
   if (params.empty()) return;
   at::Tensor device_lr;

@@ -98,8 +98,7 @@ std::array<uint32_t, 2> mt_scalar_words(const c10::Scalar& v, at::ScalarType com
 }
 
 std::vector<MtBatch> mt_plan(int device, const std::vector<at::TensorList>& lists,
-                             const std::vector<std::array<uint32_t, 2>>* scalars,
-                             bool keep_empty) {
+                             const std::vector<std::array<uint32_t, 2>>* scalars, bool keep_empty) {
   const MtGeometry& geo = mt_geometry(device);
   const size_t nlist = lists.size();
   TORCH_INTERNAL_ASSERT(nlist >= 1 && nlist <= 6, "torch-ocl: multi-tensor ops take 1 to 6 lists");

@@ -22,10 +22,10 @@ constexpr int kMtBuffers = 32;  // MT_NB in kernels/foreach.cl
 
 // Per-device launch geometry and table size.
 struct MtGeometry {
-  size_t lws = 0;        // work-group size
-  uint32_t per = 0;      // elements per work-item in a chunk
-  uint32_t words = 0;    // table words (MT_WORDS)
-  std::string options;   // "-DMT_WORDS=... -DLWS=... -DMT_PER=... [-DMT_CONSEC]"
+  size_t lws = 0;       // work-group size
+  uint32_t per = 0;     // elements per work-item in a chunk
+  uint32_t words = 0;   // table words (MT_WORDS)
+  std::string options;  // "-DMT_WORDS=... -DLWS=... -DMT_PER=... [-DMT_CONSEC]"
   uint32_t chunk() const { return static_cast<uint32_t>(lws) * per; }
 };
 const MtGeometry& mt_geometry(int device);
