@@ -1,7 +1,6 @@
 // Reductions: sum, mean, prod, amax/amin, full max/min and linalg_vector_norm, over all or given
-// dims, keepdim,
-// dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim with
-// kernels/argreduce.cl. Ops that ATen declares structured are registered through Structured.h
+// dims, keepdim, dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim
+// with kernels/argreduce.cl. Ops that ATen declares structured are registered through Structured.h
 // (meta checks, out= checks and resizing, outputs overlapping an input). Every reduction becomes a
 // 2-D problem out[m] = R_k in[m*sm + k*sk] after permuting the reduced dims last.
 #include <ATen/WrapDimUtils.h>
