@@ -42,49 +42,48 @@ typedef struct {
   uint w[MT_WORDS];
 } mt_table;
 
-#define MT_BUF_PARAMS                                                                             \
-  __global uchar *b0, __global uchar *b1, __global uchar *b2, __global uchar *b3,                 \
-      __global uchar *b4, __global uchar *b5, __global uchar *b6, __global uchar *b7,             \
-      __global uchar *b8, __global uchar *b9, __global uchar *b10, __global uchar *b11,           \
-      __global uchar *b12, __global uchar *b13, __global uchar *b14, __global uchar *b15,         \
-      __global uchar *b16, __global uchar *b17, __global uchar *b18, __global uchar *b19,         \
-      __global uchar *b20, __global uchar *b21, __global uchar *b22, __global uchar *b23,         \
-      __global uchar *b24, __global uchar *b25, __global uchar *b26, __global uchar *b27,         \
+#define MT_BUF_PARAMS                                                                     \
+  __global uchar *b0, __global uchar *b1, __global uchar *b2, __global uchar *b3,         \
+      __global uchar *b4, __global uchar *b5, __global uchar *b6, __global uchar *b7,     \
+      __global uchar *b8, __global uchar *b9, __global uchar *b10, __global uchar *b11,   \
+      __global uchar *b12, __global uchar *b13, __global uchar *b14, __global uchar *b15, \
+      __global uchar *b16, __global uchar *b17, __global uchar *b18, __global uchar *b19, \
+      __global uchar *b20, __global uchar *b21, __global uchar *b22, __global uchar *b23, \
+      __global uchar *b24, __global uchar *b25, __global uchar *b26, __global uchar *b27, \
       __global uchar *b28, __global uchar *b29, __global uchar *b30, __global uchar *b31
-#define MT_BUFS                                                                                   \
+#define MT_BUFS                                                                                  \
   __global uchar* const mt_bufs[MT_NB] = {b0,  b1,  b2,  b3,  b4,  b5,  b6,  b7,  b8,  b9,  b10, \
                                           b11, b12, b13, b14, b15, b16, b17, b18, b19, b20, b21, \
                                           b22, b23, b24, b25, b26, b27, b28, b29, b30, b31}
 
 #define MT_AT(r, k) tab.w[1 + (r)*MT_ROW + (k)]
 // List l's pointer for row r, typed as STORE_TYPE(tag) and moved to the tensor's first element.
-#define MT_PTR(tag, r, l)                                                           \
-  ((__global STORE_TYPE(tag)*)mt_bufs[(MT_AT(r, 2) >> (5 * (l))) & (MT_NB - 1)] + \
-   MT_AT(r, 3 + (l)))
+#define MT_PTR(tag, r, l) \
+  ((__global STORE_TYPE(tag)*)mt_bufs[(MT_AT(r, 2) >> (5 * (l))) & (MT_NB - 1)] + MT_AT(r, 3 + (l)))
 
 // This group's row (mt_r), and its element range [mt_lo, mt_hi).
-#define MT_LOCATE(chunk)                                                  \
-  const uint mt_g = (uint)get_group_id(0);                                \
-  uint mt_r = 0;                                                          \
-  while (mt_g >= MT_AT(mt_r, 1)) ++mt_r;                                  \
-  const uint mt_first = mt_r == 0 ? 0u : MT_AT(mt_r - 1, 1);              \
-  const uint mt_lo = (mt_g - mt_first) * (chunk);                         \
+#define MT_LOCATE(chunk)                                     \
+  const uint mt_g = (uint)get_group_id(0);                   \
+  uint mt_r = 0;                                             \
+  while (mt_g >= MT_AT(mt_r, 1)) ++mt_r;                     \
+  const uint mt_first = mt_r == 0 ? 0u : MT_AT(mt_r - 1, 1); \
+  const uint mt_lo = (mt_g - mt_first) * (chunk);            \
   const uint mt_hi = min(MT_AT(mt_r, 0), mt_lo + (chunk))
 
 // Runs BODY(i) for this work-item's elements i of [mt_lo, mt_hi).
 #ifdef MT_CONSEC
-#define MT_FOR_EACH(BODY)                                           \
-  do {                                                              \
-    const uint mt_base = mt_lo + (uint)get_local_id(0) * MT_PER;    \
-    if (mt_base + MT_PER <= mt_hi) {                                \
+#define MT_FOR_EACH(BODY)                                              \
+  do {                                                                 \
+    const uint mt_base = mt_lo + (uint)get_local_id(0) * MT_PER;       \
+    if (mt_base + MT_PER <= mt_hi) {                                   \
       for (uint mt_j = 0; mt_j < MT_PER; ++mt_j) BODY(mt_base + mt_j); \
-    } else {                                                        \
-      for (uint mt_i = mt_base; mt_i < mt_hi; ++mt_i) BODY(mt_i);   \
-    }                                                               \
+    } else {                                                           \
+      for (uint mt_i = mt_base; mt_i < mt_hi; ++mt_i) BODY(mt_i);      \
+    }                                                                  \
   } while (0)
 #else
-#define MT_FOR_EACH(BODY)                                                            \
-  do {                                                                               \
+#define MT_FOR_EACH(BODY)                                                                  \
+  do {                                                                                     \
     for (uint mt_i = mt_lo + (uint)get_local_id(0); mt_i < mt_hi; mt_i += LWS) BODY(mt_i); \
   } while (0)
 #endif
@@ -98,7 +97,9 @@ typedef struct {
 //   -DS_TENSOR -DS_T=<tag> (element 0 of the tensor s_buf, read on the device). `alpha` is a
 //   kernel argument. -DSECOND_SCALAR: binary ops take s as their second operand instead of b.
 //   -DCHECK_FINITE: a non-finite a sets found[0] = 1 (AMP's unscale). -DFE_FLOAT: T is a floating
-//   tag (the ops other than copy and zero, which move integer bits of the element's size).
+//   tag; otherwise an integer tag: the integer ops (add, sub, mul, max, min, neg, abs, sign), or
+//   copy and zero, which move elements as integers of their size. SCALARLIST rows hold the
+//   scalar's int64 bits for integer T.
 // Arguments: MT_BUF_PARAMS, mt_table tab, uint chunk, COMP s_arg, COMP alpha
 //   [, __global S_T* s_buf, ulong s_off]  (S_TENSOR)
 //   [, __global float* found, ulong found_off]  (CHECK_FINITE)
@@ -106,8 +107,10 @@ typedef struct {
 #ifdef FE_OP
 #define COMP REG_TYPE(T)
 
-#ifdef COMP_IS_DOUBLE
+#if defined(COMP_IS_DOUBLE)
 #define SCALAR_FROM_ROW(r) as_double((uint2)(MT_AT(r, 3 + NLIST), MT_AT(r, 4 + NLIST)))
+#elif !defined(FE_FLOAT)
+#define SCALAR_FROM_ROW(r) ((COMP)as_long((uint2)(MT_AT(r, 3 + NLIST), MT_AT(r, 4 + NLIST))))
 #else
 #define SCALAR_FROM_ROW(r) as_float(MT_AT(r, 3 + NLIST))
 #endif
@@ -122,6 +125,12 @@ typedef struct {
 // NaN-propagating maximum/minimum, as torch's clamp_min/clamp_max and maximum/minimum.
 inline COMP fe_max(COMP a, COMP b) { return isnan(a) || isnan(b) ? a + b : (a > b ? a : b); }
 inline COMP fe_min(COMP a, COMP b) { return isnan(a) || isnan(b) ? a + b : (a < b ? a : b); }
+#define FE_ABS(a) fabs(a)
+#else
+inline COMP fe_max(COMP a, COMP b) { return a > b ? a : b; }
+inline COMP fe_min(COMP a, COMP b) { return a < b ? a : b; }
+// The abs() builtin returns the unsigned type; cast back (the minimum wraps, as on the CPU).
+#define FE_ABS(a) ((COMP)abs(a))
 #endif
 
 // Binary ops: second operand b (list 1) or the scalar (SECOND_SCALAR).
@@ -149,7 +158,7 @@ inline COMP fe_lerp(COMP a, COMP b, COMP w) {
 #define FE_lerp(a, b, c) fe_lerp(a, b, FE_WEIGHT(c))
 // Unary ops.
 #define FE_neg(a, b, c) (-(a))
-#define FE_abs(a, b, c) fabs(a)
+#define FE_abs(a, b, c) FE_ABS(a)
 #define FE_sign(a, b, c) (COMP)(((a) > 0) - ((a) < 0))
 #define FE_sqrt(a, b, c) sqrt(a)
 #define FE_rsqrt(a, b, c) rsqrt(a)
@@ -221,7 +230,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_apply(
     MT_BUF_PARAMS, const mt_table tab, uint chunk, COMP s_arg, COMP alpha
 #ifdef S_TENSOR
     ,
-    __global const STORE_TYPE(S_T) * s_buf, ulong s_off
+    __global const STORE_TYPE(S_T)* s_buf, ulong s_off
 #endif
 #ifdef CHECK_FINITE
     ,
@@ -304,10 +313,10 @@ inline ACC norm_group_reduce(ACC v, __local ACC* scratch, uint lid) {
   return scratch[0];
 }
 
-#define NORM_BODY(i)                                     \
-  do {                                                   \
-    const ACC x = (ACC)LOAD(T, px, i);                   \
-    acc = NORM_COMBINE(acc, NORM_MAP(x));                \
+#define NORM_BODY(i)                      \
+  do {                                    \
+    const ACC x = (ACC)LOAD(T, px, i);    \
+    acc = NORM_COMBINE(acc, NORM_MAP(x)); \
   } while (0)
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_norm_partial(
@@ -326,7 +335,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_norm_part
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_norm_finish(
     const mt_table tab, ACC p, __global const ACC* part, ulong part_off,
-    __global STORE_TYPE(OUT_T) * out, ulong out_off) {
+    __global STORE_TYPE(OUT_T)* out, ulong out_off) {
   __local ACC scratch[LWS];
   const uint r = (uint)get_group_id(0), lid = (uint)get_local_id(0);
   const uint begin = r == 0 ? 0u : MT_AT(r - 1, 1), end = MT_AT(r, 1);
@@ -378,7 +387,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_norm_fini
 
 // Loads the gradient (unscaled and written back with GRAD_SCALE, negated with MAXIMIZE).
 #ifdef GRAD_SCALE
-#define LOAD_GRAD(g, i)                            \
+#define LOAD_GRAD(g, i)                             \
   COMP g = (COMP)LOAD(T, pg, i) / (COMP)gs[gs_off]; \
   STORE(T, pg, i, CONVERT(T, g))
 #else
@@ -396,19 +405,19 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_norm_fini
 #define ADAM_STEP_LIST 4
 #endif
 
-#define ADAM_BODY(i)                                                        \
-  do {                                                                      \
-    COMP param = (COMP)LOAD(T, pp, i);                                      \
-    LOAD_GRAD(grad, i);                                                     \
-    MAYBE_NEGATE(grad);                                                     \
-    ADAM_DECAY();                                                           \
-    const COMP m = beta1 * (COMP)LOAD(T, pm, i) + ((COMP)1 - beta1) * grad; \
+#define ADAM_BODY(i)                                                               \
+  do {                                                                             \
+    COMP param = (COMP)LOAD(T, pp, i);                                             \
+    LOAD_GRAD(grad, i);                                                            \
+    MAYBE_NEGATE(grad);                                                            \
+    ADAM_DECAY();                                                                  \
+    const COMP m = beta1 * (COMP)LOAD(T, pm, i) + ((COMP)1 - beta1) * grad;        \
     const COMP v = beta2 * (COMP)LOAD(T, pv, i) + ((COMP)1 - beta2) * grad * grad; \
-    STORE(T, pm, i, CONVERT(T, m));                                         \
-    STORE(T, pv, i, CONVERT(T, v));                                         \
-    ADAM_DENOM(denom, v, i);                                                \
-    param -= step_size * m / denom;                                         \
-    STORE(T, pp, i, CONVERT(T, param));                                     \
+    STORE(T, pm, i, CONVERT(T, m));                                                \
+    STORE(T, pv, i, CONVERT(T, v));                                                \
+    ADAM_DENOM(denom, v, i);                                                       \
+    param -= step_size * m / denom;                                                \
+    STORE(T, pp, i, CONVERT(T, param));                                            \
   } while (0)
 
 #ifdef ADAMW
@@ -418,10 +427,10 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_norm_fini
 #endif
 #ifdef AMSGRAD
 // std::max(old, v) as the CPU: a NaN v keeps the old maximum.
-#define ADAM_DENOM(d, v, i)                                  \
-  const COMP vold = (COMP)LOAD(T, pmax, i);                  \
-  const COMP vmax = vold < v ? v : vold;                     \
-  STORE(T, pmax, i, CONVERT(T, vmax));                       \
+#define ADAM_DENOM(d, v, i)                 \
+  const COMP vold = (COMP)LOAD(T, pmax, i); \
+  const COMP vmax = vold < v ? v : vold;    \
+  STORE(T, pmax, i, CONVERT(T, vmax));      \
   const COMP d = sqrt(vmax) / bc2_sqrt + eps
 #else
 #define ADAM_DENOM(d, v, i) const COMP d = sqrt(v) / bc2_sqrt + eps
@@ -454,24 +463,23 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void fused_adam(
 #else
 #define SGD_DIRECTION(g, buf) (buf)
 #endif
-#define SGD_MOMENTUM(g, i)                                                                       \
-  const COMP buf =                                                                               \
-      first_step ? g : momentum * (COMP)LOAD(T, pbuf, i) + ((COMP)1 - dampening) * g;            \
-  STORE(T, pbuf, i, CONVERT(T, buf));                                                            \
+#define SGD_MOMENTUM(g, i)                                                                         \
+  const COMP buf = first_step ? g : momentum * (COMP)LOAD(T, pbuf, i) + ((COMP)1 - dampening) * g; \
+  STORE(T, pbuf, i, CONVERT(T, buf));                                                              \
   g = SGD_DIRECTION(g, buf)
 #else
 #define SGD_MOMENTUM(g, i)
 #endif
 
-#define SGD_BODY(i)                               \
-  do {                                            \
-    COMP param = (COMP)LOAD(T, pp, i);            \
-    LOAD_GRAD(grad, i);                           \
-    MAYBE_NEGATE(grad);                           \
-    grad += param * weight_decay;                 \
-    SGD_MOMENTUM(grad, i);                        \
-    param -= grad * lr;                           \
-    STORE(T, pp, i, CONVERT(T, param));           \
+#define SGD_BODY(i)                     \
+  do {                                  \
+    COMP param = (COMP)LOAD(T, pp, i);  \
+    LOAD_GRAD(grad, i);                 \
+    MAYBE_NEGATE(grad);                 \
+    grad += param * weight_decay;       \
+    SGD_MOMENTUM(grad, i);              \
+    param -= grad * lr;                 \
+    STORE(T, pp, i, CONVERT(T, param)); \
   } while (0)
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void fused_sgd(
@@ -492,16 +500,16 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void fused_sgd(
   MT_FOR_EACH(SGD_BODY);
 }
 
-#define ADAGRAD_BODY(i)                                    \
-  do {                                                     \
-    COMP param = (COMP)LOAD(T, pp, i);                     \
-    LOAD_GRAD(grad, i);                                    \
-    MAYBE_NEGATE(grad);                                    \
-    grad += param * weight_decay;                          \
-    const COMP sum = (COMP)LOAD(T, ps, i) + grad * grad;   \
-    STORE(T, ps, i, CONVERT(T, sum));                      \
-    param -= clr * grad / (sqrt(sum) + eps);               \
-    STORE(T, pp, i, CONVERT(T, param));                    \
+#define ADAGRAD_BODY(i)                                  \
+  do {                                                   \
+    COMP param = (COMP)LOAD(T, pp, i);                   \
+    LOAD_GRAD(grad, i);                                  \
+    MAYBE_NEGATE(grad);                                  \
+    grad += param * weight_decay;                        \
+    const COMP sum = (COMP)LOAD(T, ps, i) + grad * grad; \
+    STORE(T, ps, i, CONVERT(T, sum));                    \
+    param -= clr * grad / (sqrt(sum) + eps);             \
+    STORE(T, pp, i, CONVERT(T, param));                  \
   } while (0)
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void fused_adagrad(

@@ -86,13 +86,22 @@ bool floating_ok(at::ScalarType t, int device) {
          (t == at::kDouble && device_info(device).fp64);
 }
 
-// ATen's fast-route conditions plus ours, for any dtype (ops that move bits) or floating only.
-bool fast_route(const std::vector<TL>& lists, ScalarList scalars, bool floating_only) {
+// The dtypes an op's kernel takes: floating only, also integers (not bool), or any (bits).
+enum class Types { kFloating, kNumeric, kAny };
+
+bool dtype_ok(at::ScalarType t, int device, Types types) {
+  if (types == Types::kAny) return true;
+  if (types == Types::kNumeric && at::isIntegralType(t, /*includeBool=*/false)) return true;
+  return floating_ok(t, device);
+}
+
+// ATen's fast-route conditions plus ours.
+bool fast_route(const std::vector<TL>& lists, ScalarList scalars, Types types) {
   if (!at::native::can_use_fast_route(lists, scalars, /*promote_integer_inputs_to_float=*/false))
     return false;
   const at::Tensor& t0 = lists[0][0];
   if (!is_ocl(t0)) return false;
-  if (floating_only && !floating_ok(t0.scalar_type(), t0.device().index())) return false;
+  if (!dtype_ok(t0.scalar_type(), t0.device().index(), types)) return false;
   for (const TL& l : lists)
     for (const at::Tensor& t : l)
       if (!mt_fits(t)) return false;
@@ -103,7 +112,8 @@ bool same_view(const at::Tensor& a, const at::Tensor& b) {
   return a.data_ptr() == b.data_ptr() && a.strides() == b.strides() && a.sizes() == b.sizes();
 }
 
-// Runs FE_<op>; `bits`: the op moves elements as integers of their size (copy, zero).
+// Runs FE_<op> in the lists' dtype; `bits`: the op moves elements as integers of their size
+// (copy, zero).
 void launch_apply(const char* op, const std::vector<TL>& ins, TL outs, const ForeachScalar& s,
                   const c10::Scalar& alpha, bool second_scalar, const at::Tensor* found_inf,
                   bool bits) {
@@ -111,6 +121,7 @@ void launch_apply(const char* op, const std::vector<TL>& ins, TL outs, const For
   const int device = t0.device().index();
   const MtGeometry& geo = mt_geometry(device);
   const at::ScalarType dt = bits ? bits_dtype(t0.itemsize()) : t0.scalar_type();
+  const bool floating = at::isFloatingType(dt);
   std::vector<TL> lists = ins;
   if (!outs.empty()) lists.push_back(outs);
 
@@ -118,7 +129,7 @@ void launch_apply(const char* op, const std::vector<TL>& ins, TL outs, const For
                      " -DNIN=" + std::to_string(ins.size()) +
                      " -DNLIST=" + std::to_string(lists.size()) + geo.options;
   if (outs.empty()) opts += " -DINPLACE";
-  if (!bits) opts += " -DFE_FLOAT";
+  if (floating) opts += " -DFE_FLOAT";
   if (dt == at::kDouble) opts += " -DCOMP_IS_DOUBLE";
   if (second_scalar) opts += " -DSECOND_SCALAR";
   if (found_inf) opts += " -DCHECK_FINITE";
@@ -164,12 +175,16 @@ Tensors empty_like_all(TL self) {
 // Op families. Each function checks the arguments as ATen does, then takes the multi-tensor route
 // or calls ATen's slow implementation (Slow / Slow_ below: at::native::foreach_tensor_*_slow).
 
-template <const char* Op>
+template <const char* Op, Types kTypes = Types::kFloating>
 struct Binary {
+  static bool fast(const std::vector<TL>& lists, ScalarList s = {}) {
+    return fast_route(lists, s, kTypes);
+  }
+
   template <auto Slow>
   static Tensors scalar(TL self, const c10::Scalar& s) {
     at::native::check_foreach_api_restrictions(self);
-    if (!foreach_fast_route({self}, {s})) return Slow(self, s);
+    if (!fast({self}, {s})) return Slow(self, s);
     Tensors out = empty_like_all(self);
     foreach_apply(Op, {self}, out, ForeachScalar::of(s), 1, true);
     return out;
@@ -177,13 +192,13 @@ struct Binary {
   template <auto Slow>
   static void scalar_(TL self, const c10::Scalar& s) {
     at::native::check_foreach_api_restrictions(self);
-    if (!foreach_fast_route({self}, {s}) || foreach_has_hazard(self, {})) return Slow(self, s);
+    if (!fast({self}, {s}) || foreach_has_hazard(self, {})) return Slow(self, s);
     foreach_apply(Op, {self}, {}, ForeachScalar::of(s), 1, true);
   }
   template <auto Slow>
   static Tensors scalar_list(TL self, ScalarList s) {
     at::native::check_foreach_api_restrictions(self, s);
-    if (!foreach_fast_route({self}, s)) return Slow(self, s);
+    if (!fast({self}, s)) return Slow(self, s);
     Tensors out = empty_like_all(self);
     foreach_apply(Op, {self}, out, ForeachScalar::of_list(s), 1, true);
     return out;
@@ -191,13 +206,13 @@ struct Binary {
   template <auto Slow>
   static void scalar_list_(TL self, ScalarList s) {
     at::native::check_foreach_api_restrictions(self, s);
-    if (!foreach_fast_route({self}, s) || foreach_has_hazard(self, {})) return Slow(self, s);
+    if (!fast({self}, s) || foreach_has_hazard(self, {})) return Slow(self, s);
     foreach_apply(Op, {self}, {}, ForeachScalar::of_list(s), 1, true);
   }
   template <auto Slow>
   static Tensors list_alpha(TL self, TL other, const c10::Scalar& alpha) {
     at::native::check_foreach_api_restrictions(self, other);
-    if (!foreach_fast_route({self, other}, {alpha})) return Slow(self, other, alpha);
+    if (!fast({self, other}, {alpha})) return Slow(self, other, alpha);
     Tensors out = empty_like_all(self);
     foreach_apply(Op, {self, other}, out, {}, alpha);
     return out;
@@ -205,14 +220,14 @@ struct Binary {
   template <auto Slow>
   static void list_alpha_(TL self, TL other, const c10::Scalar& alpha) {
     at::native::check_foreach_api_restrictions(self, other);
-    if (!foreach_fast_route({self, other}, {alpha}) || foreach_has_hazard(self, {other}))
+    if (!fast({self, other}, {alpha}) || foreach_has_hazard(self, {other}))
       return Slow(self, other, alpha);
     foreach_apply(Op, {self, other}, {}, {}, alpha);
   }
   template <auto Slow>
   static Tensors list(TL self, TL other) {
     at::native::check_foreach_api_restrictions(self, other);
-    if (!foreach_fast_route({self, other})) return Slow(self, other);
+    if (!fast({self, other})) return Slow(self, other);
     Tensors out = empty_like_all(self);
     foreach_apply(Op, {self, other}, out, {});
     return out;
@@ -220,15 +235,14 @@ struct Binary {
   template <auto Slow>
   static void list_(TL self, TL other) {
     at::native::check_foreach_api_restrictions(self, other);
-    if (!foreach_fast_route({self, other}) || foreach_has_hazard(self, {other}))
-      return Slow(self, other);
+    if (!fast({self, other}) || foreach_has_hazard(self, {other})) return Slow(self, other);
     foreach_apply(Op, {self, other}, {}, {});
   }
 
   // The Tensor overloads: `other` is a 0-dim tensor; on the CPU it is a plain scalar (reading it
   // does not wait for the device), on the lists' device the kernel reads it.
   static bool tensor_ok(TL self, const at::Tensor& other) {
-    if (other.dim() != 0 || !foreach_fast_route({self})) return false;
+    if (other.dim() != 0 || !fast({self})) return false;
     if (at::result_type(self[0], other) != self[0].scalar_type()) return false;
     if (other.device().is_cpu()) return true;
     return other.device() == self[0].device() && mt_fits(other);
@@ -274,12 +288,35 @@ struct Binary {
   }
 };
 
-template <const char* Op>
+// kPromote: floating ops that take integer (and bool) lists too, computing in the default float
+// dtype as the CPU does (acos of int64 is float32): the lists are converted, then the op runs in
+// place on the copies.
+enum class UnaryKind { kFloating, kNumeric, kPromote };
+
+template <const char* Op, UnaryKind kKind = UnaryKind::kPromote>
 struct Unary {
+  static bool fast(TL self) {
+    return fast_route({self}, {},
+                      kKind == UnaryKind::kNumeric ? Types::kNumeric : Types::kFloating);
+  }
+  static bool promotes(TL self) {
+    return kKind == UnaryKind::kPromote && fast_route({self}, {}, Types::kAny) &&
+           at::isIntegralType(self[0].scalar_type(), /*includeBool=*/true);
+  }
   template <auto Slow>
   static Tensors fn(TL self) {
     at::native::check_foreach_api_restrictions(self);
-    if (!foreach_fast_route({self})) return Slow(self);
+    if (promotes(self)) {
+      const at::ScalarType f = c10::typeMetaToScalarType(c10::get_default_dtype());
+      if (floating_ok(f, self[0].device().index())) {
+        Tensors out;
+        out.reserve(self.size());
+        for (const at::Tensor& t : self) out.push_back(t.to(f));
+        foreach_apply(Op, {out}, {}, {});
+        return out;
+      }
+    }
+    if (!fast({self})) return Slow(self);
     Tensors out = empty_like_all(self);
     foreach_apply(Op, {self}, out, {});
     return out;
@@ -287,7 +324,7 @@ struct Unary {
   template <auto Slow>
   static void fn_(TL self) {
     at::native::check_foreach_api_restrictions(self);
-    if (!foreach_fast_route({self}) || foreach_has_hazard(self, {})) return Slow(self);
+    if (!fast({self}) || foreach_has_hazard(self, {})) return Slow(self);
     foreach_apply(Op, {self}, {}, {});
   }
 };
@@ -408,14 +445,14 @@ Tensors scalar_pow(const c10::Scalar& self, TL exponent) {
 
 void copy_(TL self, TL src, bool non_blocking) {
   at::native::check_foreach_api_restrictions(self, src);
-  if (!fast_route({self, src}, {}, false) || foreach_has_hazard(self, {src}))
+  if (!fast_route({self, src}, {}, Types::kAny) || foreach_has_hazard(self, {src}))
     return at::native::foreach_tensor_copy_list_kernel_slow_(self, src, non_blocking);
   launch_apply("copy", {self, src}, {}, {}, 1, false, nullptr, true);
 }
 
 void zero_(TL self) {
   at::native::check_foreach_api_restrictions(self);
-  if (!fast_route({self}, {}, false) || foreach_has_hazard(self, {}))
+  if (!fast_route({self}, {}, Types::kAny) || foreach_has_hazard(self, {}))
     return at::native::foreach_tensor_zero_slow_(self);
   launch_apply("zero", {self}, {}, {}, 1, false, nullptr, true);
 }
@@ -532,7 +569,7 @@ FE_NAME(trunc)
 
 bool foreach_fast_route(const std::vector<at::TensorList>& lists,
                         at::ArrayRef<c10::Scalar> scalars) {
-  return fast_route(lists, scalars, true);
+  return fast_route(lists, scalars, Types::kFloating);
 }
 
 bool foreach_has_hazard(at::TensorList outs, const std::vector<at::TensorList>& ins) {
@@ -577,31 +614,26 @@ using namespace at::native;
 
 // Binary ops with Scalar, ScalarList and List overloads (functional and in place), named
 // _foreach_<name>; `slow` names ATen's slow kernels (foreach_tensor_<slow>_*_kernel_slow).
-#define REGISTER_BINARY_COMMON(name, slow, op)                                      \
-  m.impl("_foreach_" #name ".Scalar",                                               \
-         Binary<op>::scalar<&foreach_tensor_##slow##_scalar_kernel_slow>);          \
-  m.impl("_foreach_" #name "_.Scalar",                                              \
-         Binary<op>::scalar_<&foreach_tensor_##slow##_scalar_kernel_slow_>);        \
-  m.impl("_foreach_" #name ".ScalarList",                                           \
-         Binary<op>::scalar_list<&foreach_tensor_##slow##_scalarlist_kernel_slow>); \
-  m.impl("_foreach_" #name "_.ScalarList",                                          \
-         Binary<op>::scalar_list_<&foreach_tensor_##slow##_scalarlist_kernel_slow_>);
-#define REGISTER_BINARY_LIST(name, slow, op)                                                      \
-  m.impl("_foreach_" #name ".List", Binary<op>::list<&foreach_tensor_##slow##_list_kernel_slow>); \
-  m.impl("_foreach_" #name "_.List", Binary<op>::list_<&foreach_tensor_##slow##_list_kernel_slow_>);
-#define REGISTER_BINARY_LIST_ALPHA(name, op)                                 \
-  m.impl("_foreach_" #name ".List",                                          \
-         Binary<op>::list_alpha<&foreach_tensor_##name##_list_kernel_slow>); \
-  m.impl("_foreach_" #name "_.List",                                         \
-         Binary<op>::list_alpha_<&foreach_tensor_##name##_list_kernel_slow_>);
-#define REGISTER_BINARY_TENSOR(name, op)                                   \
-  m.impl("_foreach_" #name ".Tensor",                                      \
-         Binary<op>::tensor<&foreach_tensor_##name##_tensor_kernel_slow>); \
-  m.impl("_foreach_" #name "_.Tensor",                                     \
-         Binary<op>::tensor_<&foreach_tensor_##name##_tensor_kernel_slow_>);
-#define REGISTER_UNARY(name)                                                     \
-  m.impl("_foreach_" #name, Unary<k_##name>::fn<&foreach_tensor_##name##_slow>); \
-  m.impl("_foreach_" #name "_", Unary<k_##name>::fn_<&foreach_tensor_##name##_slow_>);
+#define REGISTER_BINARY_COMMON(name, slow, B)                                                     \
+  m.impl("_foreach_" #name ".Scalar", B::scalar<&foreach_tensor_##slow##_scalar_kernel_slow>);    \
+  m.impl("_foreach_" #name "_.Scalar", B::scalar_<&foreach_tensor_##slow##_scalar_kernel_slow_>); \
+  m.impl("_foreach_" #name ".ScalarList",                                                         \
+         B::scalar_list<&foreach_tensor_##slow##_scalarlist_kernel_slow>);                        \
+  m.impl("_foreach_" #name "_.ScalarList",                                                        \
+         B::scalar_list_<&foreach_tensor_##slow##_scalarlist_kernel_slow_>);
+#define REGISTER_BINARY_LIST(name, slow, B)                                              \
+  m.impl("_foreach_" #name ".List", B::list<&foreach_tensor_##slow##_list_kernel_slow>); \
+  m.impl("_foreach_" #name "_.List", B::list_<&foreach_tensor_##slow##_list_kernel_slow_>);
+#define REGISTER_BINARY_LIST_ALPHA(name, B)                                                    \
+  m.impl("_foreach_" #name ".List", B::list_alpha<&foreach_tensor_##name##_list_kernel_slow>); \
+  m.impl("_foreach_" #name "_.List", B::list_alpha_<&foreach_tensor_##name##_list_kernel_slow_>);
+#define REGISTER_BINARY_TENSOR(name, B)                                                        \
+  m.impl("_foreach_" #name ".Tensor", B::tensor<&foreach_tensor_##name##_tensor_kernel_slow>); \
+  m.impl("_foreach_" #name "_.Tensor", B::tensor_<&foreach_tensor_##name##_tensor_kernel_slow_>);
+#define REGISTER_UNARY(name, kind)                                                                \
+  m.impl("_foreach_" #name, Unary<k_##name, UnaryKind::kind>::fn<&foreach_tensor_##name##_slow>); \
+  m.impl("_foreach_" #name "_",                                                                   \
+         Unary<k_##name, UnaryKind::kind>::fn_<&foreach_tensor_##name##_slow_>);
 #define REGISTER_POINTWISE(name, op)                                              \
   m.impl("_foreach_" #name ".Scalar",                                             \
          Pointwise<op>::scalar<&foreach_tensor_##name##_scalar_slow>);            \
@@ -616,38 +648,45 @@ using namespace at::native;
   m.impl("_foreach_" #name "_.Tensor",                                            \
          Pointwise<op>::tensor_<&foreach_tensor_##name##_tensor_slow_>);
 
+// The binary ops: integer lists too for add, sub, mul and the max/min family.
+using AddOp = Binary<kAdd, Types::kNumeric>;
+using SubOp = Binary<kSub, Types::kNumeric>;
+using MulOp = Binary<kMul, Types::kNumeric>;
+using DivOp = Binary<kDiv>;
+using MaxOp = Binary<kMax, Types::kNumeric>;
+using MinOp = Binary<kMin, Types::kNumeric>;
+using PowOp = Binary<kPow>;
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  REGISTER_BINARY_COMMON(add, add, kAdd)
-  REGISTER_BINARY_LIST_ALPHA(add, kAdd)
-  m.impl("_foreach_add.Tensor", Binary<kAdd>::tensor_alpha<&foreach_tensor_add_tensor_kernel_slow>);
-  m.impl("_foreach_add_.Tensor",
-         Binary<kAdd>::tensor_alpha_<&foreach_tensor_add_tensor_kernel_slow_>);
-  REGISTER_BINARY_COMMON(sub, sub, kSub)
-  REGISTER_BINARY_LIST_ALPHA(sub, kSub)
-  REGISTER_BINARY_COMMON(mul, mul, kMul)
-  REGISTER_BINARY_LIST(mul, mul, kMul)
-  REGISTER_BINARY_TENSOR(mul, kMul)
-  REGISTER_BINARY_COMMON(div, div, kDiv)
-  REGISTER_BINARY_LIST(div, div, kDiv)
-  REGISTER_BINARY_TENSOR(div, kDiv)
-  REGISTER_BINARY_COMMON(clamp_min, clamp_min, kMax)
-  REGISTER_BINARY_LIST(clamp_min, clamp_min, kMax)
-  REGISTER_BINARY_COMMON(clamp_max, clamp_max, kMin)
-  REGISTER_BINARY_LIST(clamp_max, clamp_max, kMin)
+  REGISTER_BINARY_COMMON(add, add, AddOp)
+  REGISTER_BINARY_LIST_ALPHA(add, AddOp)
+  m.impl("_foreach_add.Tensor", AddOp::tensor_alpha<&foreach_tensor_add_tensor_kernel_slow>);
+  m.impl("_foreach_add_.Tensor", AddOp::tensor_alpha_<&foreach_tensor_add_tensor_kernel_slow_>);
+  REGISTER_BINARY_COMMON(sub, sub, SubOp)
+  REGISTER_BINARY_LIST_ALPHA(sub, SubOp)
+  REGISTER_BINARY_COMMON(mul, mul, MulOp)
+  REGISTER_BINARY_LIST(mul, mul, MulOp)
+  REGISTER_BINARY_TENSOR(mul, MulOp)
+  REGISTER_BINARY_COMMON(div, div, DivOp)
+  REGISTER_BINARY_LIST(div, div, DivOp)
+  REGISTER_BINARY_TENSOR(div, DivOp)
+  REGISTER_BINARY_COMMON(clamp_min, clamp_min, MaxOp)
+  REGISTER_BINARY_LIST(clamp_min, clamp_min, MaxOp)
+  REGISTER_BINARY_COMMON(clamp_max, clamp_max, MinOp)
+  REGISTER_BINARY_LIST(clamp_max, clamp_max, MinOp)
   // torch implements maximum/minimum with the clamp_min/clamp_max slow kernels
-  REGISTER_BINARY_COMMON(maximum, clamp_min, kMax)
-  REGISTER_BINARY_LIST(maximum, clamp_min, kMax)
-  REGISTER_BINARY_COMMON(minimum, clamp_max, kMin)
-  REGISTER_BINARY_LIST(minimum, clamp_max, kMin)
-  REGISTER_BINARY_LIST(pow, pow, kPow)
-  m.impl("_foreach_pow.Scalar", Binary<kPow>::scalar<&foreach_tensor_pow_scalar_kernel_slow>);
-  m.impl("_foreach_pow_.Scalar", Binary<kPow>::scalar_<&foreach_tensor_pow_scalar_kernel_slow_>);
-  m.impl("_foreach_pow.ScalarList",
-         Binary<kPow>::scalar_list<&foreach_tensor_pow_scalarlist_kernel_slow>);
+  REGISTER_BINARY_COMMON(maximum, clamp_min, MaxOp)
+  REGISTER_BINARY_LIST(maximum, clamp_min, MaxOp)
+  REGISTER_BINARY_COMMON(minimum, clamp_max, MinOp)
+  REGISTER_BINARY_LIST(minimum, clamp_max, MinOp)
+  REGISTER_BINARY_LIST(pow, pow, PowOp)
+  m.impl("_foreach_pow.Scalar", PowOp::scalar<&foreach_tensor_pow_scalar_kernel_slow>);
+  m.impl("_foreach_pow_.Scalar", PowOp::scalar_<&foreach_tensor_pow_scalar_kernel_slow_>);
+  m.impl("_foreach_pow.ScalarList", PowOp::scalar_list<&foreach_tensor_pow_scalarlist_kernel_slow>);
   m.impl("_foreach_pow_.ScalarList",
-         Binary<kPow>::scalar_list_<&foreach_tensor_pow_scalarlist_kernel_slow_>);
+         PowOp::scalar_list_<&foreach_tensor_pow_scalarlist_kernel_slow_>);
   m.impl("_foreach_pow.ScalarAndTensor", scalar_pow);
 
   REGISTER_POINTWISE(addcmul, kAddcmul)
@@ -659,36 +698,36 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_lerp.ScalarList", Lerp::scalar_list);
   m.impl("_foreach_lerp_.ScalarList", Lerp::scalar_list_);
 
-  REGISTER_UNARY(abs)
-  REGISTER_UNARY(acos)
-  REGISTER_UNARY(asin)
-  REGISTER_UNARY(atan)
-  REGISTER_UNARY(ceil)
-  REGISTER_UNARY(cos)
-  REGISTER_UNARY(cosh)
-  REGISTER_UNARY(erf)
-  REGISTER_UNARY(erfc)
-  REGISTER_UNARY(exp)
-  REGISTER_UNARY(expm1)
-  REGISTER_UNARY(floor)
-  REGISTER_UNARY(frac)
-  REGISTER_UNARY(lgamma)
-  REGISTER_UNARY(log)
-  REGISTER_UNARY(log10)
-  REGISTER_UNARY(log1p)
-  REGISTER_UNARY(log2)
-  REGISTER_UNARY(neg)
-  REGISTER_UNARY(reciprocal)
-  REGISTER_UNARY(round)
-  REGISTER_UNARY(rsqrt)
-  REGISTER_UNARY(sigmoid)
-  REGISTER_UNARY(sign)
-  REGISTER_UNARY(sin)
-  REGISTER_UNARY(sinh)
-  REGISTER_UNARY(sqrt)
-  REGISTER_UNARY(tan)
-  REGISTER_UNARY(tanh)
-  REGISTER_UNARY(trunc)
+  REGISTER_UNARY(abs, kNumeric)
+  REGISTER_UNARY(acos, kPromote)
+  REGISTER_UNARY(asin, kPromote)
+  REGISTER_UNARY(atan, kPromote)
+  REGISTER_UNARY(ceil, kFloating)
+  REGISTER_UNARY(cos, kPromote)
+  REGISTER_UNARY(cosh, kPromote)
+  REGISTER_UNARY(erf, kPromote)
+  REGISTER_UNARY(erfc, kPromote)
+  REGISTER_UNARY(exp, kPromote)
+  REGISTER_UNARY(expm1, kPromote)
+  REGISTER_UNARY(floor, kFloating)
+  REGISTER_UNARY(frac, kFloating)
+  REGISTER_UNARY(lgamma, kPromote)
+  REGISTER_UNARY(log, kPromote)
+  REGISTER_UNARY(log10, kPromote)
+  REGISTER_UNARY(log1p, kPromote)
+  REGISTER_UNARY(log2, kPromote)
+  REGISTER_UNARY(neg, kNumeric)
+  REGISTER_UNARY(reciprocal, kPromote)
+  REGISTER_UNARY(round, kFloating)
+  REGISTER_UNARY(rsqrt, kPromote)
+  REGISTER_UNARY(sigmoid, kPromote)
+  REGISTER_UNARY(sign, kNumeric)
+  REGISTER_UNARY(sin, kPromote)
+  REGISTER_UNARY(sinh, kPromote)
+  REGISTER_UNARY(sqrt, kPromote)
+  REGISTER_UNARY(tan, kPromote)
+  REGISTER_UNARY(tanh, kPromote)
+  REGISTER_UNARY(trunc, kFloating)
 
   m.impl("_foreach_copy_", copy_);
   m.impl("_foreach_zero_", zero_);

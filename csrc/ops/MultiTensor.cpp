@@ -85,7 +85,10 @@ bool mt_fits(const at::Tensor& t) {
 
 std::array<uint32_t, 2> mt_scalar_words(const c10::Scalar& v, at::ScalarType compute) {
   std::array<uint32_t, 2> w{};
-  if (compute == at::kDouble) {
+  if (at::isIntegralType(compute, /*includeBool=*/true)) {
+    const int64_t i = v.isBoolean() ? static_cast<int64_t>(v.toBool()) : v.toLong();
+    std::memcpy(w.data(), &i, sizeof(i));
+  } else if (compute == at::kDouble) {
     const double d = v.isIntegral(false) ? static_cast<double>(v.toLong())
                      : v.isBoolean()     ? static_cast<double>(v.toBool())
                                          : v.toDouble();

@@ -55,8 +55,8 @@ std::vector<MtBatch> mt_plan(int device, const std::vector<at::TensorList>& list
 // Unused buffer slots repeat `fallback` (any valid buffer; the first slot's when null).
 void mt_push(KernelLaunch& launch, const MtBatch& batch, cl_mem fallback = nullptr);
 
-// The table words of a scalar in the kernel's compute type: float bits, or double bits (low,
-// high) when `compute` is float64. Integers convert as the CPU converts a scalar operand.
+// The table words of a scalar in the kernel's compute type: float bits, double bits (low, high)
+// when `compute` is float64, int64 bits for integer dtypes.
 std::array<uint32_t, 2> mt_scalar_words(const c10::Scalar& v, at::ScalarType compute);
 
 }  // namespace torch_ocl
