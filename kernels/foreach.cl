@@ -140,7 +140,22 @@ inline COMP fe_min(COMP a, COMP b) { return a < b ? a : b; }
 #define FE_div(a, b, c) ((a) / SECOND(b))
 #define FE_max(a, b, c) fe_max(a, SECOND(b))
 #define FE_min(a, b, c) fe_min(a, SECOND(b))
-#define FE_pow(a, b, c) pow(a, SECOND(b))
+#if defined(SECOND_SCALAR) && defined(FE_FLOAT)
+// The CPU's pow(tensor, scalar) computes these exponents as sqrt, rsqrt, reciprocal and products
+// (sqrt(-inf) is NaN where pow(-inf, 0.5) is inf).
+inline COMP fe_pow_scalar(COMP a, COMP e) {
+  if (e == (COMP)2) return a * a;
+  if (e == (COMP)3) return a * a * a;
+  if (e == (COMP)0.5) return sqrt(a);
+  if (e == (COMP)-0.5) return (COMP)1 / sqrt(a);
+  if (e == (COMP)-1) return (COMP)1 / a;
+  if (e == (COMP)-2) return (COMP)1 / (a * a);
+  return pow(a, e);
+}
+#define FE_pow(a, b, c) fe_pow_scalar(a, s)
+#else
+#define FE_pow(a, b, c) pow(a, b)
+#endif
 #define FE_rpow(a, b, c) pow(s, a)
 // Pointwise ops (value s), lerp (weight c, or s with SECOND_SCALAR for lerp's weight).
 #define FE_addcmul(a, b, c) ((a) + s * (b) * (c))
@@ -161,7 +176,7 @@ inline COMP fe_lerp(COMP a, COMP b, COMP w) {
 #define FE_abs(a, b, c) FE_ABS(a)
 #define FE_sign(a, b, c) (COMP)(((a) > 0) - ((a) < 0))
 #define FE_sqrt(a, b, c) sqrt(a)
-#define FE_rsqrt(a, b, c) rsqrt(a)
+#define FE_rsqrt(a, b, c) ((COMP)1 / sqrt(a))
 #define FE_reciprocal(a, b, c) ((COMP)1 / (a))
 #define FE_exp(a, b, c) exp(a)
 #define FE_expm1(a, b, c) expm1(a)

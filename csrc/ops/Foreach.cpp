@@ -243,7 +243,9 @@ struct Binary {
   // does not wait for the device), on the lists' device the kernel reads it.
   static bool tensor_ok(TL self, const at::Tensor& other) {
     if (other.dim() != 0 || !fast({self})) return false;
-    if (at::result_type(self[0], other) != self[0].scalar_type()) return false;
+    // A 0-dim tensor in the list promotes with a 0-dim `other` (half * float32 is float32).
+    for (const at::Tensor& t : self)
+      if (at::result_type(t, other) != t.scalar_type()) return false;
     if (other.device().is_cpu()) return true;
     return other.device() == self[0].device() && mt_fits(other);
   }
