@@ -13,6 +13,12 @@
 //                  double, long for integer/bool sums
 //   exactly one of -DOP_SUM -DOP_PROD -DOP_MAX -DOP_MIN
 //   -DLWS=<n>      work-group size, a power of two (default 256)
+//   vector norms (linalg_vector_norm), on floating ACC_T:
+//   -DMAP_ABS | -DMAP_SQUARE | -DMAP_NONZERO | -DMAP_POW -DRED_P=<p>
+//                  each element x is replaced by |x|, x*x, (x != 0) or |x|^p as it is
+//                  loaded (the first pass only: the host leaves it out when reducing partials)
+//   -DFINISH_SQRT | -DFINISH_ROOT -DRED_P=<p>
+//                  the result r becomes sqrt(r) or r^(1/p) before it is stored (the last pass)
 // K == 0 gives 0 for OP_SUM and 1 for OP_PROD; OP_MAX/OP_MIN propagate NaN
 // like torch (any NaN in a row makes the result NaN) and are not launched with
 // K == 0.
@@ -130,6 +136,18 @@ inline ACC red_combine(ACC a, ACC b) {
 #endif
 }
 
+#if defined(MAP_ABS)
+#define RED_MAP(x) fabs(x)
+#elif defined(MAP_SQUARE)
+#define RED_MAP(x) ((x) * (x))
+#elif defined(MAP_NONZERO)
+#define RED_MAP(x) ((ACC)((x) != 0))
+#elif defined(MAP_POW)
+#define RED_MAP(x) pow(fabs(x), (ACC)RED_P)
+#else
+#define RED_MAP(x) (x)
+#endif
+
 // Reduce the n elements in[idx + j*step], j < n.
 inline ACC red_strided(__global const STORE_TYPE(IN_T)* in, long idx, long step, ulong n) {
   ACC acc = RED_IDENTITY;
@@ -138,7 +156,7 @@ inline ACC red_strided(__global const STORE_TYPE(IN_T)* in, long idx, long step,
     ulong end = min(n, j + (ulong)RED_BLOCK);
     ACC blk = RED_IDENTITY;
     for (; j < end; ++j) {
-      blk = red_combine(blk, CONVERT(ACC_T, LOAD(IN_T, in, idx)));
+      blk = red_combine(blk, RED_MAP(CONVERT(ACC_T, LOAD(IN_T, in, idx))));
       idx += step;
     }
     acc = red_combine(acc, blk);
@@ -162,6 +180,11 @@ inline ACC red_group(ACC v, __local ACC* scratch, uint lid) {
 }
 
 inline void red_store(__global STORE_TYPE(OUT_T)* out, long idx, ACC v, ACC scale) {
+#if defined(FINISH_SQRT)
+  v = sqrt(v);
+#elif defined(FINISH_ROOT)
+  v = pow(v, (ACC)1 / (ACC)RED_P);
+#endif
 #if defined(OP_SUM)
 #if ACC_IS_FLOAT
   v = v * scale;

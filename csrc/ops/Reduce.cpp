@@ -1,10 +1,11 @@
-// Reductions: sum, mean, prod, amax/amin and full max/min, over all or given dims, keepdim,
-// dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim with
-// kernels/argreduce.cl. Ops that ATen declares structured are registered through Structured.h
+// Reductions: sum, mean, prod, amax/amin, full max/min and linalg_vector_norm, over all or given
+// dims, keepdim, dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim
+// with kernels/argreduce.cl. Ops that ATen declares structured are registered through Structured.h
 // (meta checks, out= checks and resizing, outputs overlapping an input). Every reduction becomes a
 // 2-D problem out[m] = R_k in[m*sm + k*sk] after permuting the reduced dims last.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/ops/abs.h>
 #include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
@@ -12,6 +13,7 @@
 #include <ATen/ops/argmax_meta.h>
 #include <ATen/ops/argmin_meta.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/linalg_vector_norm_meta.h>
 #include <ATen/ops/max_meta.h>
 #include <ATen/ops/mean_meta.h>
 #include <ATen/ops/min_meta.h>
@@ -21,6 +23,8 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cmath>
+#include <sstream>
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
@@ -121,9 +125,15 @@ void launch_reduce(const char* kernel, int device, const std::string& opts, size
   launch.enqueue1d(device, global, lws);
 }
 
+// Build options of a vector norm's passes: `map` for the pass that reads the input, `finish`
+// for the pass that writes the result (kernels/reduce.cl).
+struct NormOptions {
+  std::string map, finish;
+};
+
 // Reduces `self` over `reduced` dims into `out` (contiguous, in kept-dim order).
 void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tensor& out, Op op,
-                bool mean) {
+                bool mean, const NormOptions& norm = {}) {
   Problem p = make_problem(self, reduced);
   if (p.M == 0) return;
   TORCH_CHECK(p.K > 0 || op == Op::kSum || op == Op::kProd,
@@ -149,7 +159,8 @@ void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tenso
     at::Tensor part = at::empty({static_cast<int64_t>(M * G)}, self.options().dtype(acc));
     const BufferRef pb = buffer_of(part);
     {
-      cl_kernel k = get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, 256));
+      cl_kernel k =
+          get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, 256) + norm.map);
       KernelLaunch launch(k);
       launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
       launch.buffer(in, in_item).arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
@@ -158,15 +169,15 @@ void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tenso
           .arg(static_cast<cl_ulong>(chunk));
       launch.enqueue1d(device, M * G * 256, 256);
     }
-    launch_reduce("reduce_rows", device, options(acc, 64), M * 64, 64, M, G, pb, part.itemsize(),
-                  static_cast<int64_t>(G), 1, dst, out_item, 1, scale, acc);
+    launch_reduce("reduce_rows", device, options(acc, 64) + norm.finish, M * 64, 64, M, G, pb,
+                  part.itemsize(), static_cast<int64_t>(G), 1, dst, out_item, 1, scale, acc);
   } else if (p.sk == 1 || M < 256 || K > 4096) {
     const size_t lws = K >= 1024 ? 256 : 64;
-    launch_reduce("reduce_rows", device, options(in_t, lws), M * lws, lws, M, K, in, in_item, p.sm,
-                  p.sk, dst, out_item, 1, scale, acc);
+    launch_reduce("reduce_rows", device, options(in_t, lws) + norm.map + norm.finish, M * lws, lws,
+                  M, K, in, in_item, p.sm, p.sk, dst, out_item, 1, scale, acc);
   } else {
-    launch_reduce("reduce_cols", device, options(in_t, 64), M, 64, M, K, in, in_item, p.sm, p.sk,
-                  dst, out_item, 1, scale, acc);
+    launch_reduce("reduce_cols", device, options(in_t, 64) + norm.map + norm.finish, M, 64, M, K,
+                  in, in_item, p.sm, p.sk, dst, out_item, 1, scale, acc);
   }
 }
 
@@ -240,6 +251,54 @@ using AllDim = Structured<at::meta::structured_all_dim, logical_dim_kernel<Op::k
 using AnyDim = Structured<at::meta::structured_any_dim, logical_dim_kernel<Op::kMax>>;
 using AllDims = Structured<at::meta::structured_all_dims, logical_dims_kernel<Op::kMin>>;
 using AnyDims = Structured<at::meta::structured_any_dims, logical_dims_kernel<Op::kMax>>;
+
+// linalg_vector_norm: the sum of |x|^p (x*x for 2, |x| for 1, x != 0 for 0) or the max/min of
+// |x| (+-inf), accumulated in float (double for double) and rooted in the last pass; dtype= casts
+// the input first, as the CPU does. A reduction over size-1 dims only is |x| (x != 0 for ord 0),
+// the CPU's shortcut (so x*x cannot overflow there).
+std::string p_literal(double p) {
+  std::ostringstream o;
+  o.precision(17);
+  o << p;
+  return o.str();
+}
+
+void vector_norm_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Scalar& ord,
+                        at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<at::ScalarType> dtype) {
+  const double p = ord.toDouble();
+  const at::Tensor x = dtype && *dtype != self.scalar_type() ? self.to(*dtype) : self;
+  const std::bitset<64> reduced = dims_mask(self, dim);
+  bool unit = true;
+  for (int64_t d = 0; d < self.dim(); ++d) unit = unit && (!reduced[d] || self.size(d) == 1);
+  if (unit) {
+    const at::Tensor v = x.reshape(out[0].sizes());
+    if (p == 0) {
+      out[0].copy_(v.ne(0));
+    } else {
+      at::abs_out(const_cast<at::Tensor&>(out[0]), v);
+    }
+    return;
+  }
+  NormOptions o;
+  Op op = Op::kSum;
+  if (std::isinf(p)) {
+    op = p > 0 ? Op::kMax : Op::kMin;
+    o.map = " -DMAP_ABS";
+  } else if (p == 0) {
+    o.map = " -DMAP_NONZERO";
+  } else if (p == 1) {
+    o.map = " -DMAP_ABS";
+  } else if (p == 2) {
+    o.map = " -DMAP_SQUARE";
+    o.finish = " -DFINISH_SQRT";
+  } else {
+    o.map = " -DMAP_POW -DRED_P=" + p_literal(p);
+    o.finish = " -DFINISH_ROOT -DRED_P=" + p_literal(p);
+  }
+  run_reduce(x, reduced, out[0], op, false, o);
+}
+using VectorNorm = Structured<at::meta::structured_linalg_vector_norm, vector_norm_kernel>;
 
 // ---- functional-only reductions (no out= registered) ----
 
@@ -348,6 +407,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("amax.out", Amax::out);
   m.impl("amin", Amin::functional);
   m.impl("amin.out", Amin::out);
+  m.impl("linalg_vector_norm", VectorNorm::functional);
+  m.impl("linalg_vector_norm.out", VectorNorm::out);
 }
 
 }  // namespace torch_ocl

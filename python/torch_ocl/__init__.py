@@ -17,7 +17,7 @@ from ._version import __version__
 
 _native.load()
 
-from . import memory, random, streams  # noqa: E402
+from . import amp, memory, random, streams  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
     batch_stats,
@@ -44,6 +44,7 @@ from ._fallback import (  # noqa: E402
     reset_fallback_counts,
     set_fallback_mode,
 )
+from .amp import get_amp_supported_dtype  # noqa: E402
 from .memory import (  # noqa: E402
     empty_cache,
     max_memory_allocated,
@@ -104,6 +105,7 @@ __all__ = [
     "Stream",
     "StreamContext",
     "__version__",
+    "amp",
     "batch_stats",
     "current_device",
     "current_stream",
@@ -113,6 +115,7 @@ __all__ = [
     "empty_cache",
     "fallback_counts",
     "fallback_mode",
+    "get_amp_supported_dtype",
     "get_device_name",
     "get_device_properties",
     "get_fallback_mode",

@@ -1,4 +1,5 @@
-"""PyTorch's OpInfo database (`op_db`) as torch-ocl's op test suite.
+"""PyTorch's OpInfo database (`op_db`, and the _foreach_* OpInfos it keeps in separate lists) as
+torch-ocl's op test suite.
 
 Every OpInfo op is instantiated for the ocl device through PyTorch's own machinery
 (`instantiate_device_type_tests` with `PrivateUse1TestBase` and the `@ops` decorator), which copes
@@ -49,7 +50,14 @@ from torch.testing._internal.common_device_type import (
     instantiate_device_type_tests,
     ops,
 )
-from torch.testing._internal.common_methods_invocations import op_db
+from torch.testing._internal.common_methods_invocations import (
+    foreach_binary_op_db,
+    foreach_other_op_db,
+    foreach_pointwise_op_db,
+    foreach_reduce_op_db,
+    foreach_unary_op_db,
+    op_db,
+)
 from torch.testing._internal.common_utils import TestCase
 from torch.testing._internal.opinfo.core import DecorateInfo, SampleInput
 from torch.utils._pytree import tree_flatten
@@ -657,12 +665,23 @@ def _selected(op) -> bool:
     return op.full_name not in expected.FALLBACK_ONLY_OPS
 
 
+# op_db and the _foreach_* OpInfos (which PyTorch keeps in their own lists).
+ALL_OPS = (
+    op_db
+    + foreach_unary_op_db
+    + foreach_binary_op_db
+    + foreach_pointwise_op_db
+    + foreach_reduce_op_db
+    + foreach_other_op_db
+)
+
+
 def _prepared_ops():
     """Copies of op_db's OpInfos (op_db is left alone) whose decorators are only ours: the
     expectations of opinfo_expected.py. PyTorch's own skips and xfails target its test classes
     (TestCommon, ...) and tolerances we set ourselves."""
     result = []
-    for op in op_db:
+    for op in ALL_OPS:
         if not _selected(op):
             continue
         mine = copy.copy(op)
