@@ -39,6 +39,10 @@
 #include <utility>
 #include <vector>
 
+namespace at {
+struct TensorIteratorBase;  // std::is_base_of needs only the derived class complete
+}
+
 namespace torch_ocl {
 
 // ---- the shared pieces (Structured.cpp) ----
@@ -258,18 +262,22 @@ namespace structured_detail {
 // TensorIterator's) runs afterwards, as in PyTorch's generated wrappers.
 template <class Impl>
 class AtenCall final : public Impl {
+  // Impl's own outputs are a TensorIterator's (most ops) or only the ones set here (ops whose
+  // meta function declares the output directly, such as pow(Scalar, Tensor)).
+  static constexpr bool kIterator = std::is_base_of_v<at::TensorIteratorBase, Impl>;
+
  public:
   AtenCall(Mode mode, const at::Tensor& given) : mode_(mode), out_(given) {}
 
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                               at::TensorOptions options) override {
     set(i, sizes, strides, options);
-    Impl::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIterator) Impl::set_output_raw_strided(i, sizes, strides, options);
   }
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options) override {
     set(i, sizes, strides, options);
-    Impl::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIterator) Impl::set_output_raw_strided(i, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t) override { return out_; }
   const at::Tensor& out() const { return out_; }
