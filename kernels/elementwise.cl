@@ -659,6 +659,13 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
   (fabs((a) - (b)) < p0 ? (COMP)0.5 * fabs((a) - (b)) * fabs((a) - (b)) \
                         : p0 * (fabs((a) - (b)) - (COMP)0.5 * p0))
 #define EWOP_huber_backward(a, b, c) ew_huber_backward(a, b, c, p0, p1)
+// binary_cross_entropy: a the input (checked to be in [0, 1] by the host's glue), b the target;
+// the logs clamped at -100. Its gradient: a the gradient, b the input, c the target, the
+// denominator at least 1e-12 (in the dtype, as the CPU: 0 for half).
+#define EWOP_bce(a, b, c) \
+  (((b) - (COMP)1) * fmax(log((COMP)1 - (a)), (COMP)-100) - (b) * fmax(log(a), (COMP)-100))
+#define EWOP_bce_backward(a, b, c) \
+  ((a) * ((b) - (c)) / fmax(((COMP)1 - (b)) * (b), R(EWK(1e-12))))
 
 #ifdef EW_OP
 #define OP(a, b, c) EW_OP(a, b, c)

@@ -189,6 +189,8 @@ enum EwFlags : uint8_t {
   X(smooth_l1_backward, kFloating, "smooth_l1_backward_cpu", kOpmathParams)  \
   X(huber,             kFloating, "huber_cpu",             kOpmathParams)    \
   X(huber_backward,    kFloating, "huber_backward_cpu",    kOpmathParams)    \
+  X(bce,               kFloating, "binary_cross_entropy",  kNoFlags)         \
+  X(bce_backward,      kFloating, "binary_cross_entropy_backward", kNoFlags) \
   /* moving and selecting elements (own glue: Copy.cpp, Fill.cpp, Compare.cpp) */ \
   X(copy,              kAll,      "copy_",                 kNoFlags)         \
   X(fill,              kAll,      "fill_",                 kNoFlags)         \
