@@ -56,8 +56,11 @@ typedef int idx_t;
 // Integer division never traps: x/0 gives 0 and MIN/-1 wraps (a hardware trap would kill the
 // process). Division ops built with EW_NONZERO_B also record x/0 for the host to raise, as the
 // CPU raises ZeroDivisionError.
-#define IDIV(x, y) ((y) == 0 ? (COMP)0 : ((y) == (COMP)-1 ? (COMP)(-(x)) : (COMP)((x) / (y))))
-#define IMOD(x, y) ((y) == 0 || (y) == (COMP)-1 ? (COMP)0 : (COMP)((x) % (y)))
+// (-1 is special for signed types only: for uchar, (COMP)-1 is 255, an ordinary divisor.)
+#define EW_SIGNED ((COMP)-1 < (COMP)0)
+#define IDIV(x, y) \
+  ((y) == 0 ? (COMP)0 : (EW_SIGNED && (y) == (COMP)-1 ? (COMP)(-(x)) : (COMP)((x) / (y))))
+#define IMOD(x, y) ((y) == 0 || (EW_SIGNED && (y) == (COMP)-1) ? (COMP)0 : (COMP)((x) % (y)))
 
 // Floor division as CPU torch computes it; for half/bfloat16 every step is rounded to the dtype
 // (R), as the CPU computes those in the dtype itself.
@@ -175,7 +178,7 @@ inline COMP clamp_hi(COMP a, COMP hi) {
 #define EWOP_rsqrt(a, b, c) rsqrt(a)
 #define EWOP_sin(a, b, c) sin(a)
 #define EWOP_cos(a, b, c) cos(a)
-#define EWOP_tanh(a, b, c) tanh(a)
+#define EWOP_tanh(a, b, c) ew_tanh(a)
 #define EWOP_sigmoid(a, b, c) ((COMP)1 / ((COMP)1 + exp(-(a))))
 
 // ---- Math beyond the first ops: the functions the CPU computes its own way, written out so that
@@ -191,6 +194,14 @@ inline COMP clamp_hi(COMP a, COMP hi) {
 #ifdef COMP_FLOAT
 #define EWK(x) ((COMP)(x))
 #define EW_PI EWK(3.14159265358979323846)
+
+// tanh that is exactly +-1 where the rounded result is (|x| above 9.02 in float, 19.1 in
+// double) and at the infinities: the built-in's vectorised form gives 1 - 2^-24 there, so that
+// 1 + tanh(-inf) was not 0 (gelu's tanh form) and tanh(inf) not 1.
+inline COMP ew_tanh(COMP x) {
+  const COMP big = sizeof(COMP) == 4 ? EWK(9.1) : EWK(19.1);
+  return fabs(x) >= big ? copysign((COMP)1, x) : tanh(x);
+}
 
 // digamma: reflection for negative x, the recurrence up to x >= 10, then the asymptotic series
 // (the CPU's calc_digamma; OpenCL C has no recursion, so the reflection term is kept aside).
@@ -417,7 +428,7 @@ inline COMP ew_sinc(COMP a) {
 #define EW_GELU_KAPPA EWK(0.044715)
 inline COMP ew_gelu_tanh(COMP x) {
   const COMP inner = EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * (x * x * x));
-  return EWK(0.5) * x * (1 + tanh(inner));
+  return EWK(0.5) * x * (1 + ew_tanh(inner));
 }
 inline COMP ew_gelu_backward(COMP dy, COMP x) {
   const COMP cdf = EWK(0.5) * (1 + erf(x * EW_SQRT1_2));
@@ -427,7 +438,7 @@ inline COMP ew_gelu_backward(COMP dy, COMP x) {
 inline COMP ew_gelu_tanh_backward(COMP dy, COMP x) {
   const COMP x_sq = x * x;
   const COMP inner = EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * (x_sq * x));
-  const COMP t = tanh(inner);
+  const COMP t = ew_tanh(inner);
   const COMP left = EWK(0.5) * x, right = 1 + t;
   const COMP left_derivative = EWK(0.5) * right;
   const COMP right_derivative =
@@ -440,7 +451,7 @@ inline COMP ew_silu_backward(COMP dy, COMP x) {
 }
 inline COMP ew_mish_backward(COMP dy, COMP x) {
   const COMP s = 1 / (1 + exp(-x));
-  const COMP t = tanh(log1p(exp(x)));
+  const COMP t = ew_tanh(log1p(exp(x)));
   return dy * (t + x * s * (1 - t * t));
 }
 // min(max(x + 3, 0), 6) with NaN kept.
@@ -449,10 +460,12 @@ inline COMP ew_relu6_shift3(COMP x) {
   t = t < 0 ? (COMP)0 : t;
   return t > 6 ? (COMP)6 : t;
 }
+// NaN inputs give what the CPU's vectorised kernels give (its scalar tail loops differ for
+// hardswish_backward, hardtanh_backward and the shrinks' gradient).
 inline COMP ew_hardswish_backward(COMP dy, COMP x) {
   if (x < -3) return 0;
-  if (x <= 3) return dy * (x / 3 + EWK(0.5));
-  return dy;
+  if (x >= 3) return dy;
+  return dy * (x / 3 + EWK(0.5));
 }
 inline COMP ew_softplus_backward(COMP dy, COMP x, COMP beta, COMP threshold) {
   const COMP z = exp(x * beta);
@@ -613,7 +626,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_gelu_tanh_backward(a, b, c) ew_gelu_tanh_backward(a, b)
 #define EWOP_silu(a, b, c) ((a) / ((COMP)1 + exp(-(a))))
 #define EWOP_silu_backward(a, b, c) ew_silu_backward(a, b)
-#define EWOP_mish(a, b, c) ((a) * tanh(log1p(exp(a))))
+#define EWOP_mish(a, b, c) ((a) * ew_tanh(log1p(exp(a))))
 #define EWOP_mish_backward(a, b, c) ew_mish_backward(a, b)
 #define EWOP_hardswish(a, b, c) ((a) * ew_relu6_shift3(a) / (COMP)6)
 #define EWOP_hardswish_backward(a, b, c) ew_hardswish_backward(a, b)
@@ -631,10 +644,11 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_softplus(a, b, c) ((a) * p0 > p1 ? (a) : log1p(exp((a) * p0)) / p0)
 #define EWOP_softplus_backward(a, b, c) ew_softplus_backward(a, b, p0, p1)
 // hardtanh_backward: p0 min, p1 max.
-#define EWOP_hardtanh_backward(a, b, c) ((b) <= p0 || (b) >= p1 ? (COMP)0 : (a))
+#define EWOP_hardtanh_backward(a, b, c) ((b) > p0 && (b) < p1 ? (a) : (COMP)0)
 #define EWOP_hardshrink(a, b, c) ((a) >= -p0 && (a) <= p0 ? (COMP)0 : (a))
-#define EWOP_softshrink(a, b, c) ((a) > p0 ? (a) - p0 : ((a) < -p0 ? (a) + p0 : (COMP)0))
-#define EWOP_shrink_backward(a, b, c) ((b) >= -p0 && (b) <= p0 ? (COMP)0 : (a))
+#define EWOP_softshrink(a, b, c) \
+  ((a) > p0 ? (a) - p0 : ((a) < -p0 ? (a) + p0 : (isnan(a) ? (a) : (COMP)0)))
+#define EWOP_shrink_backward(a, b, c) ((b) < -p0 || (b) > p0 ? (a) : (COMP)0)
 // glu: a the first half, b the second.
 #define EWOP_glu(a, b, c) ((a) * ((COMP)1 / ((COMP)1 + exp(-(b)))))
 // glu_backward (second half of the gradient): a = sigmoid(second half), b the first half, c the
