@@ -149,6 +149,11 @@ enum EwFlags : uint8_t {
   X(acosh,             kFloating, "acosh_cpu",             kNoFlags)         \
   X(atanh,             kFloating, "atanh_cpu",             kNoFlags)         \
   X(sinc,              kFloating, "sinc_cpu",              kNoFlags)         \
+  X(i0,                kFloating, "i0_cpu",                kNoFlags)         \
+  X(i0e,               kFloating, "i0e_cpu",               kNoFlags)         \
+  X(i1,                kFloating, "i1_cpu",                kNoFlags)         \
+  X(i1e,               kFloating, "i1e_cpu",               kNoFlags)         \
+  X(entr,              kFloating, "entr_cpu",              kNoFlags)         \
   X(logit,             kFloating, "logit_cpu",             kNoFlags)         \
   X(logit_backward,    kFloating, "logit_backward_cpu",    kNoFlags)         \
   /* activations (p0.. their scalar arguments, in the stub's order) */      \

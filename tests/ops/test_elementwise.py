@@ -923,6 +923,11 @@ MATH_UNARY = {
     "logit": torch.logit,
     "logit_eps": lambda x: torch.logit(x, eps=0.25),
     "frac": torch.frac,
+    "i0": torch.i0,
+    "i0e": torch.special.i0e,
+    "i1": torch.special.i1,
+    "i1e": torch.special.i1e,
+    "entr": torch.special.entr,
     "signbit": torch.signbit,
     "isposinf": torch.isposinf,
     "isneginf": torch.isneginf,
@@ -958,6 +963,10 @@ MATH_EDGES = {
     "logit": [0.0, 1.0, 0.25, 0.75, 2.0],
     "logit_eps": [0.0, 1.0, 0.1, 0.9, 0.25, 0.75],
     "sinc": [1e-20, 2.0, 1e8],
+    "i0": [19.5, 20.5, 88.0, 89.0, -90.0],
+    "i1": [19.5, 20.5, 88.0, 89.0, -90.0],
+    "i0e": [19.5, 20.5, 1e10],
+    "i1e": [19.5, 20.5, -1e10],
     "exp2": [128.0, -150.0],
     "round_decimals": [0.25, 0.35, -0.35, 1e30],
     "softplus": [1.5, 1.6],
@@ -966,10 +975,18 @@ MATH_EDGES = {
     "hardshrink": [0.5, -0.5, 0.4999],
     "softshrink": [0.5, -0.5],
 }
-# Where the CPU's float32 is itself off (a float64 reference would not judge it; polygamma at
-# its poles gives huge finite values that differ by dtype): compare with
-# the CPU in the same dtype.
-MATH_SAME_DTYPE = ("round_decimals", "nan_to_num", "nan_to_num_args", "trigamma", "polygamma3")
+# Where the CPU's float32 is itself off, compare with the CPU in the same dtype (a float64
+# reference would not judge it): polygamma at its poles gives huge finite values that differ by
+# dtype, i0 and i1 overflow where exp(x) does, nan_to_num's defaults are the dtype's limits.
+MATH_SAME_DTYPE = (
+    "round_decimals",
+    "nan_to_num",
+    "nan_to_num_args",
+    "trigamma",
+    "polygamma3",
+    "i0",
+    "i1",
+)
 
 
 def _math_params():
@@ -987,6 +1004,8 @@ def _math_params():
         ("gelu", torch.bfloat16),
         ("signbit", torch.float16),
         ("isposinf", torch.bfloat16),
+        ("i0", torch.float64),
+        ("i1e", torch.float64),
     ]:
         params.append(pytest.param(name, dtype, id=f"{name}-{dtype_id(dtype)}"))
     return params
