@@ -11,11 +11,11 @@
 #include <ATen/Dispatch.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Activation.h>
-#include <ATen/native/Gelu.h>
-#include <ATen/native/Pow.h>
 #include <ATen/native/BinaryOps.h>
+#include <ATen/native/Gelu.h>
 #include <ATen/native/Lerp.h>
 #include <ATen/native/PointwiseOps.h>
+#include <ATen/native/Pow.h>
 #include <ATen/native/TensorCompare.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/ops/_prelu_kernel_backward_native.h>
@@ -257,12 +257,11 @@ void pow_tensor_scalar_kernel(at::TensorIteratorBase& iter, const c10::Scalar& e
 void nan_to_num_kernel(at::TensorIteratorBase& iter, std::optional<double> nan,
                        std::optional<double> posinf, std::optional<double> neginf) {
   EwParams params;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, iter.common_dtype(), "nan_to_num",
-                                  [&] {
-                                    using limits = std::numeric_limits<scalar_t>;
-                                    params.p1 = static_cast<double>(limits::max());
-                                    params.p2 = static_cast<double>(limits::lowest());
-                                  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, iter.common_dtype(), "nan_to_num", [&] {
+    using limits = std::numeric_limits<scalar_t>;
+    params.p1 = static_cast<double>(limits::max());
+    params.p2 = static_cast<double>(limits::lowest());
+  });
   params.p0 = nan.value_or(0.0);
   if (posinf) params.p1 = *posinf;
   if (neginf) params.p2 = *neginf;
@@ -317,8 +316,7 @@ struct GeluImpl : at::meta::structured_gelu {
   }
 };
 struct GeluBackwardImpl : at::meta::structured_gelu_backward {
-  void impl(const at::Tensor&, const at::Tensor&, c10::string_view approximate,
-            const at::Tensor&) {
+  void impl(const at::Tensor&, const at::Tensor&, c10::string_view approximate, const at::Tensor&) {
     const bool tanh = at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh;
     launch_elementwise(*this, tanh ? EwId::gelu_tanh_backward : EwId::gelu_backward);
   }
@@ -349,8 +347,7 @@ std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
   return {iter.output(), at::empty({0}, self.options())};
 }
 std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(const at::Tensor& self,
-                                                             at::Tensor& out,
-                                                             at::Tensor& buffer) {
+                                                             at::Tensor& out, at::Tensor& buffer) {
   auto iter = at::TensorIterator::unary_op(out, self);
   launch_elementwise(iter, EwId::log_sigmoid);
   return {out, buffer};
@@ -684,27 +681,27 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("relu", at::native::relu);
   m.impl("relu_", at::native::relu_);
   m.impl("isnan", at::native::isnan);
-  m.impl("rsub.Tensor", static_cast<at::Tensor (*)(const at::Tensor&, const at::Tensor&,
-                                                   const c10::Scalar&)>(at::native::rsub));
+  m.impl("rsub.Tensor",
+         static_cast<at::Tensor (*)(const at::Tensor&, const at::Tensor&, const c10::Scalar&)>(
+             at::native::rsub));
   m.impl("remainder.Scalar_Tensor",
-         static_cast<at::Tensor (*)(const c10::Scalar&, const at::Tensor&)>(
-             at::native::remainder));
+         static_cast<at::Tensor (*)(const c10::Scalar&, const at::Tensor&)>(at::native::remainder));
   m.impl("__lshift__.Scalar", static_cast<at::Tensor (*)(const at::Tensor&, const c10::Scalar&)>(
                                   at::native::__lshift__));
-  m.impl("__lshift__.Tensor", static_cast<at::Tensor (*)(const at::Tensor&, const at::Tensor&)>(
-                                  at::native::__lshift__));
-  m.impl("__ilshift__.Scalar", static_cast<at::Tensor& (*)(at::Tensor&, const c10::Scalar&)>(
-                                   at::native::__ilshift__));
-  m.impl("__ilshift__.Tensor", static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&)>(
-                                   at::native::__ilshift__));
+  m.impl("__lshift__.Tensor",
+         static_cast<at::Tensor (*)(const at::Tensor&, const at::Tensor&)>(at::native::__lshift__));
+  m.impl("__ilshift__.Scalar",
+         static_cast<at::Tensor& (*)(at::Tensor&, const c10::Scalar&)>(at::native::__ilshift__));
+  m.impl("__ilshift__.Tensor",
+         static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&)>(at::native::__ilshift__));
   m.impl("__rshift__.Scalar", static_cast<at::Tensor (*)(const at::Tensor&, const c10::Scalar&)>(
                                   at::native::__rshift__));
-  m.impl("__rshift__.Tensor", static_cast<at::Tensor (*)(const at::Tensor&, const at::Tensor&)>(
-                                  at::native::__rshift__));
-  m.impl("__irshift__.Scalar", static_cast<at::Tensor& (*)(at::Tensor&, const c10::Scalar&)>(
-                                   at::native::__irshift__));
-  m.impl("__irshift__.Tensor", static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&)>(
-                                   at::native::__irshift__));
+  m.impl("__rshift__.Tensor",
+         static_cast<at::Tensor (*)(const at::Tensor&, const at::Tensor&)>(at::native::__rshift__));
+  m.impl("__irshift__.Scalar",
+         static_cast<at::Tensor& (*)(at::Tensor&, const c10::Scalar&)>(at::native::__irshift__));
+  m.impl("__irshift__.Tensor",
+         static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&)>(at::native::__irshift__));
   m.impl("nan_to_num.out", at::native::nan_to_num_out);
   m.impl("logit", at::native::logit);
   m.impl("logit_", at::native::logit_);

@@ -27,11 +27,11 @@
 namespace torch_ocl {
 
 enum class EwDtypes : uint8_t {
-  kAll,       // every real dtype and bool
-  kNoBool,    // every real dtype but bool
-  kIntegral,  // integers and bool (bitwise ops)
-  kFloating,  // floating dtypes only (the op's meta function promotes integers to float)
-  kInteger,   // integers without bool (shifts, gcd)
+  kAll,          // every real dtype and bool
+  kNoBool,       // every real dtype but bool
+  kIntegral,     // integers and bool (bitwise ops)
+  kFloating,     // floating dtypes only (the op's meta function promotes integers to float)
+  kInteger,      // integers without bool (shifts, gcd)
   kFloatDouble,  // float32 and float64 only (the CPU's special functions such as zeta)
 };
 

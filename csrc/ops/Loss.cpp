@@ -9,11 +9,11 @@
 #include <ATen/TensorIterator.h>
 #include <ATen/core/Reduction.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/nll_loss_backward_meta.h>
 #include <ATen/ops/nll_loss_forward_meta.h>
 #include <ATen/ops/squeeze.h>
 #include <ATen/ops/zeros.h>
-#include <ATen/ops/empty_like.h>
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
@@ -63,7 +63,8 @@ void nll_rows_forward(const at::Tensor& self, const Shape& s, const at::Tensor& 
   launch.arg(static_cast<cl_ulong>(s.N)).arg(static_cast<cl_ulong>(s.C));
   launch.buffer(buffer_of(self), self.itemsize()).arg(static_cast<cl_long>(s.sn));
   launch.arg(static_cast<cl_long>(s.sc));
-  launch.buffer(buffer_of(target), 8).arg(static_cast<cl_long>(target.dim() ? target.stride(0) : 0));
+  launch.buffer(buffer_of(target), 8)
+      .arg(static_cast<cl_long>(target.dim() ? target.stride(0) : 0));
   launch.buffer(buffer_of(weight.defined() ? weight : self), self.itemsize());
   launch.arg(static_cast<cl_long>(ignore_index));
   launch.buffer(buffer_of(loss), loss.itemsize()).buffer(buffer_of(wsum), wsum.itemsize());
@@ -88,8 +89,7 @@ void nll_reduce(const at::Tensor& loss, const at::Tensor& wsum, int64_t reductio
 // is element i of a per-row grad_output (gout_stride 1) or its single element (stride 0).
 void nll_rows_backward(const at::Tensor& gin, const Shape& g, const Shape& s,
                        const at::Tensor& target, const at::Tensor& weight, int64_t ignore_index,
-                       const at::Tensor& go, int64_t gout_stride, const at::Tensor& tw,
-                       bool mean) {
+                       const at::Tensor& go, int64_t gout_stride, const at::Tensor& tw, bool mean) {
   if (s.N == 0) return;
   const int device = gin.device().index();
   KernelLaunch launch(
@@ -97,7 +97,8 @@ void nll_rows_backward(const at::Tensor& gin, const Shape& g, const Shape& s,
   launch.arg(static_cast<cl_ulong>(s.N)).arg(static_cast<cl_ulong>(s.C));
   launch.buffer(buffer_of(gin), gin.itemsize()).arg(static_cast<cl_long>(g.sn));
   launch.arg(static_cast<cl_long>(g.sc));
-  launch.buffer(buffer_of(target), 8).arg(static_cast<cl_long>(target.dim() ? target.stride(0) : 0));
+  launch.buffer(buffer_of(target), 8)
+      .arg(static_cast<cl_long>(target.dim() ? target.stride(0) : 0));
   launch.buffer(buffer_of(weight.defined() ? weight : gin), gin.itemsize());
   launch.arg(static_cast<cl_long>(ignore_index));
   launch.buffer(buffer_of(go), go.itemsize()).arg(static_cast<cl_long>(gout_stride));
@@ -185,12 +186,9 @@ at::Tensor nll2d_rows(const at::Tensor& input) {
   return input.movedim(1, -1).reshape({-1, input.size(1)});
 }
 
-std::tuple<at::Tensor&, at::Tensor&> nll2d_forward_out(const at::Tensor& self,
-                                                       const at::Tensor& target,
-                                                       const std::optional<at::Tensor>& weight_opt,
-                                                       int64_t reduction, int64_t ignore_index,
-                                                       at::Tensor& output,
-                                                       at::Tensor& total_weight) {
+std::tuple<at::Tensor&, at::Tensor&> nll2d_forward_out(
+    const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight_opt,
+    int64_t reduction, int64_t ignore_index, at::Tensor& output, at::Tensor& total_weight) {
   const at::Tensor weight = contiguous_weight(weight_opt);
   check_nll2d(self, target, weight, "nll_loss2d_forward_out_frame");
   const int64_t N = self.size(0), H = self.size(2), W = self.size(3);
@@ -238,15 +236,16 @@ at::Tensor& nll2d_backward_out(const at::Tensor& grad_output, const at::Tensor& 
     TORCH_CHECK(grad_output.dim() == 3,
                 "grad_output must have same dimension as target (3) but got dimension: ",
                 grad_output.sizes());
-    TORCH_CHECK(grad_output.sizes() == target.sizes(), "size mismatch (got grad_output: ",
-                grad_output.sizes(), " target: ", target.sizes());
+    TORCH_CHECK(grad_output.sizes() == target.sizes(),
+                "size mismatch (got grad_output: ", grad_output.sizes(),
+                " target: ", target.sizes());
   } else {
     TORCH_CHECK(grad_output.dim() <= 1 && grad_output.numel() == 1,
                 "Expected a single element grad_output tensor, but got: ", grad_output.sizes());
   }
   check_out(grad_input, self.sizes(), self.options(), {&self, &grad_output});
-  const at::Tensor rows = at::zeros({self.size(0), self.size(2), self.size(3), self.size(1)},
-                                    self.options());
+  const at::Tensor rows =
+      at::zeros({self.size(0), self.size(2), self.size(3), self.size(1)}, self.options());
   const at::Tensor rows2d = rows.view({-1, self.size(1)});
   const Shape s{rows2d.size(0), rows2d.size(1), rows2d.stride(0), rows2d.stride(1)};
   const at::Tensor go = grad_output.to(self.scalar_type()).reshape({-1});
@@ -259,8 +258,7 @@ at::Tensor& nll2d_backward_out(const at::Tensor& grad_output, const at::Tensor& 
 
 at::Tensor nll2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
                           const at::Tensor& target, const std::optional<at::Tensor>& weight_opt,
-                          int64_t reduction, int64_t ignore_index,
-                          const at::Tensor& total_weight) {
+                          int64_t reduction, int64_t ignore_index, const at::Tensor& total_weight) {
   at::Tensor grad_input = at::empty_like(self);
   return nll2d_backward_out(grad_output, self, target, weight_opt, reduction, ignore_index,
                             total_weight, grad_input);

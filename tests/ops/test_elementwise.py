@@ -1087,7 +1087,7 @@ def test_integer_pow_like_cpu(dtype):
     check_op(lambda t: 2**t, [e.clamp(0, 7)], [eo.clamp(0, 7)], exact=True)
     if info.min < 0:
         with pytest.raises(RuntimeError, match="negative integer powers"):
-            bo ** -2
+            bo**-2
     with pytest.raises(RuntimeError, match="without overflow"):
         b ** (info.max + 10)
     with pytest.raises(RuntimeError, match="without overflow"):
