@@ -56,8 +56,11 @@ typedef int idx_t;
 // Integer division never traps: x/0 gives 0 and MIN/-1 wraps (a hardware trap would kill the
 // process). Division ops built with EW_NONZERO_B also record x/0 for the host to raise, as the
 // CPU raises ZeroDivisionError.
-#define IDIV(x, y) ((y) == 0 ? (COMP)0 : ((y) == (COMP)-1 ? (COMP)(-(x)) : (COMP)((x) / (y))))
-#define IMOD(x, y) ((y) == 0 || (y) == (COMP)-1 ? (COMP)0 : (COMP)((x) % (y)))
+// (-1 is special for signed types only: for uchar, (COMP)-1 is 255, an ordinary divisor.)
+#define EW_SIGNED ((COMP)-1 < (COMP)0)
+#define IDIV(x, y) \
+  ((y) == 0 ? (COMP)0 : (EW_SIGNED && (y) == (COMP)-1 ? (COMP)(-(x)) : (COMP)((x) / (y))))
+#define IMOD(x, y) ((y) == 0 || (EW_SIGNED && (y) == (COMP)-1) ? (COMP)0 : (COMP)((x) % (y)))
 
 // Floor division as CPU torch computes it; for half/bfloat16 every step is rounded to the dtype
 // (R), as the CPU computes those in the dtype itself.
@@ -175,8 +178,548 @@ inline COMP clamp_hi(COMP a, COMP hi) {
 #define EWOP_rsqrt(a, b, c) rsqrt(a)
 #define EWOP_sin(a, b, c) sin(a)
 #define EWOP_cos(a, b, c) cos(a)
-#define EWOP_tanh(a, b, c) tanh(a)
+#define EWOP_tanh(a, b, c) ew_tanh(a)
 #define EWOP_sigmoid(a, b, c) ((COMP)1 / ((COMP)1 + exp(-(a))))
+
+// ---- Math beyond the first ops: the functions the CPU computes its own way, written out so that
+// results, NaN/Inf handling and rounding follow the CPU's kernels. ----
+
+// What the compute type is, for the few ops whose CPU kernel differs by dtype:
+// EW_COMP_IS(bool), EW_COMP_IS(half), EW_COMP_IS(bf16) are 1 for that COMP_T, else 0.
+#define EW_IS_bool_bool 1
+#define EW_IS_half_half 1
+#define EW_IS_bf16_bfloat16 1
+#define EW_COMP_IS(kind) OCL_CAT(EW_IS_##kind##_, COMP_T)
+
+#ifdef COMP_FLOAT
+#define EWK(x) ((COMP)(x))
+#define EW_PI EWK(3.14159265358979323846)
+
+// tanh that is exactly +-1 where the rounded result is (|x| above 9.02 in float, 19.1 in
+// double) and at the infinities: the built-in's vectorised form gives 1 - 2^-24 there, so that
+// 1 + tanh(-inf) was not 0 (gelu's tanh form) and tanh(inf) not 1.
+inline COMP ew_tanh(COMP x) {
+  const COMP big = sizeof(COMP) == 4 ? EWK(9.1) : EWK(19.1);
+  return fabs(x) >= big ? copysign((COMP)1, x) : tanh(x);
+}
+
+// digamma: reflection for negative x, the recurrence up to x >= 10, then the asymptotic series
+// (the CPU's calc_digamma; OpenCL C has no recursion, so the reflection term is kept aside).
+inline COMP ew_digamma(COMP x) {
+  if (x == 0) return copysign((COMP)INFINITY, -x);
+  COMP reflection = 0;
+  if (x < 0) {
+    if (x == trunc(x)) return (COMP)NAN;
+    // The CPU computes this term in double also for float: tanpi keeps float close to it.
+    const COMP r = x - trunc(x);
+    reflection = sizeof(COMP) == 4 ? EW_PI / tanpi(r) : EW_PI / tan(EW_PI * r);
+    x = 1 - x;
+  }
+  COMP result = 0;
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  if (x == 10) return (result + EWK(2.25175258906672110764)) - reflection;
+  COMP y = 0;
+  if (x < EWK(1e17)) {
+    // sum over k = 1..7 of B_2k / (2k) * z^k
+    const COMP z = 1 / (x * x);
+    y = z * (EWK(1.0 / 12) +
+             z * (EWK(-1.0 / 120) +
+                  z * (EWK(1.0 / 252) +
+                       z * (EWK(-1.0 / 240) +
+                            z * (EWK(1.0 / 132) + z * (EWK(-691.0 / 32760) + z * EWK(1.0 / 12)))))));
+  }
+  return (result + log(x) - EWK(0.5) / x - y) - reflection;
+}
+
+// trigamma: reflection below 1/2, six recurrence steps, then the asymptotic series.
+inline COMP ew_trigamma(COMP x) {
+  COMP sign = 1, result = 0;
+  if (x < EWK(0.5)) {
+    sign = -1;
+    const COMP s = sin(EW_PI * x);
+    result -= (EW_PI * EW_PI) / (s * s);
+    x = 1 - x;
+  }
+  for (int i = 0; i < 6; ++i) {
+    result += 1 / (x * x);
+    x += 1;
+  }
+  const COMP ixx = 1 / (x * x);
+  result += (1 + 1 / (2 * x) + ixx * (EWK(1.0 / 6) - ixx * (EWK(1.0 / 30) - ixx * EWK(1.0 / 42)))) / x;
+  return sign * result;
+}
+
+// Hurwitz zeta(x, q): direct sum of the first terms, then the Euler-Maclaurin tail with the
+// coefficients (2k)! / B_2k (Cephes' algorithm, as the CPU computes it).
+inline COMP ew_zeta(COMP x, COMP q) {
+  const COMP eps = EWK(1.11022302462515654042e-16);
+  if (x == 1) return (COMP)INFINITY;
+  if (x < 1) return (COMP)NAN;
+  if (q <= 0) {
+    if (q == floor(q)) return (COMP)INFINITY;
+    if (x != floor(x)) return (COMP)NAN;
+  }
+  COMP s = pow(q, -x), a = q, b = 0;
+  int i = 0;
+  while (i < 9 || a <= 9) {
+    i += 1;
+    a += 1;
+    b = pow(a, -x);
+    s += b;
+    if (-eps * s < b && b < eps * s) return s;
+  }
+  const COMP w = a;
+  s += b * w / (x - 1);
+  s -= EWK(0.5) * b;
+  a = 1;
+  COMP k = 0;
+  const COMP coef[12] = {EWK(12.0),
+                         EWK(-720.0),
+                         EWK(30240.0),
+                         EWK(-1209600.0),
+                         EWK(47900160.0),
+                         EWK(-1892437580.3183792),
+                         EWK(74724249600.0),
+                         EWK(-2950130727918.164),
+                         EWK(116467828143500.67),
+                         EWK(-4597978722407473.0),
+                         EWK(1.8152105401943546e+17),
+                         EWK(-7.166165256175667e+18)};
+  for (int j = 0; j < 12; ++j) {
+    a *= x + k;
+    b /= w;
+    COMP t = a * b / coef[j];
+    s = s + t;
+    t = fabs(t / s);
+    if (t < eps) return s;
+    k += 1;
+    a *= x + k;
+    b /= w;
+    k += 1;
+  }
+  return s;
+}
+
+// polygamma(n, x) for n given as a compute value (0 and 1 have their own series).
+inline COMP ew_polygamma(COMP x, COMP n) {
+  if (n == 0) return ew_digamma(x);
+  if (n == 1) return ew_trigamma(x);
+  const COMP sign = fmod(n, (COMP)2) != 0 ? (COMP)1 : (COMP)-1;
+  return sign * exp(lgamma(n + 1)) * ew_zeta(n + 1, x);
+}
+
+// erfinv: a rational first guess (central range |y| <= 0.7, tails otherwise) and two
+// Newton-Raphson steps on erf, as the CPU computes it.
+inline COMP ew_erfinv(COMP y) {
+  const COMP ay = fabs(y);
+  if (ay > 1) return (COMP)NAN;
+  if (ay == 1) return copysign((COMP)INFINITY, y);
+  COMP x;
+  if (ay <= EWK(0.7)) {
+    const COMP z = y * y;
+    const COMP num = ((EWK(-0.140543331) * z + EWK(0.914624893)) * z + EWK(-1.645349621)) * z +
+                     EWK(0.886226899);
+    const COMP dem =
+        (((EWK(0.012229801) * z + EWK(-0.329097515)) * z + EWK(1.442710462)) * z + EWK(-2.118377725)) * z +
+        1;
+    x = y * num / dem;
+  } else {
+    const COMP z = sqrt(-log((1 - ay) / 2));
+    const COMP num = ((EWK(1.641345311) * z + EWK(3.429567803)) * z + EWK(-1.624906493)) * z +
+                     EWK(-1.970840454);
+    const COMP dem = (EWK(1.637067800) * z + EWK(3.543889200)) * z + 1;
+    x = copysign(num, y) / dem;
+  }
+  const COMP two_over_sqrt_pi = EWK(1.12837916709551257390);
+  x = x - (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+  x = x - (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+  return x;
+}
+
+// Modified Bessel functions of the first kind I0 and I1 (nu = 0, 1), optionally scaled by
+// exp(-|x|): the power series (positive terms) up to |x| = 20, the asymptotic expansion beyond
+// (its smallest term there is below 1e-17 of the sum).
+// (Sign of I1 follows x; I0 is even.)
+inline COMP ew_bessel_i(COMP x, int nu, bool scaled) {
+  if (isnan(x)) return x;
+  const COMP ax = fabs(x);
+  const COMP sign = (nu == 1 && x < 0) ? (COMP)-1 : (COMP)1;
+  if (ax <= 20) {
+    const COMP q = ax * ax / 4;
+    COMP term = nu == 0 ? (COMP)1 : ax / 2, sum = term;
+    for (int k = 1; k < 100; ++k) {
+      term *= q / ((COMP)k * (COMP)(k + nu));
+      sum += term;
+      if (term <= sum * EWK(1e-17)) break;
+    }
+    return sign * (scaled ? sum * exp(-ax) : sum);
+  }
+  const COMP mu = (COMP)(4 * nu * nu);
+  COMP term = 1, sum = 1;
+  for (int k = 1; k < 60; ++k) {
+    const COMP odd = (COMP)(2 * k - 1);
+    const COMP next = term * -(mu - odd * odd) / ((COMP)k * 8 * ax);
+    if (fabs(next) >= fabs(term)) break;
+    term = next;
+    sum += term;
+    if (fabs(term) <= fabs(sum) * EWK(1e-17)) break;
+  }
+  const COMP s = sum / sqrt(2 * EW_PI * ax);
+  // Unscaled, exp(ax) overflows before the result would (and infinity gives inf * 0 = NaN),
+  // as on the CPU.
+  return sign * (scaled ? s : exp(ax) * s);
+}
+
+// nextafter of half and bfloat16 values (held exactly in float) steps their own 16-bit
+// encodings; float and double use the built-in.
+inline ushort ew_next_bits16(ushort from, ushort to) {
+  const ushort sign = 0x8000;
+  if (from == to) return from;
+  const ushort abs_from = from & (ushort)~sign, abs_to = to & (ushort)~sign;
+  if (abs_from == 0) return abs_to == 0 ? to : (ushort)((to & sign) | 1);
+  if (abs_from > abs_to || ((from ^ to) & sign)) return (ushort)(from - 1);
+  return (ushort)(from + 1);
+}
+inline COMP ew_nextafter(COMP a, COMP b) {
+#if EW_COMP_IS(half) || EW_COMP_IS(bf16)
+  if (isnan(a) || isnan(b)) return a + b;
+#if EW_COMP_IS(half)
+  ushort fa, fb;
+  vstore_half(a, 0, (__private half*)&fa);
+  vstore_half(b, 0, (__private half*)&fb);
+  const ushort r = ew_next_bits16(fa, fb);
+  return vload_half(0, (__private const half*)&r);
+#else
+  const ushort r =
+      ew_next_bits16((ushort)(as_uint(a) >> 16), (ushort)(as_uint(b) >> 16));
+  return as_float((uint)r << 16);
+#endif
+#else
+  return nextafter(a, b);
+#endif
+}
+
+// logit with p0 = eps (negative: no clamping); half and bfloat16 clamp to eps and 1 - eps
+// rounded to the dtype, as the CPU converts eps to the dtype first.
+inline COMP ew_logit(COMP x, COMP eps) {
+  if (eps >= 0) {
+    const COMP lo = R(eps), hi = R(1 - lo);
+    x = x < lo ? lo : (x > hi ? hi : x);
+  }
+  return x == 1 ? (COMP)INFINITY : log(x / (1 - x));
+}
+inline COMP ew_logit_backward(COMP dy, COMP x, COMP eps) {
+  if (eps < 0) {
+    if (x < 0 || x > 1) return (COMP)NAN;
+  } else {
+    const COMP lo = R(eps), hi = R(1 - lo);
+    if (x < lo || x > hi) return 0;
+  }
+  return (x == 0 || x == 1) ? dy * (COMP)INFINITY : dy / (x * (1 - x));
+}
+
+inline COMP ew_logaddexp(COMP a, COMP b) {
+  if (isinf(a) && a == b) return a;
+  const COMP m = a > b ? a : b;
+  return m + log1p(exp(-fabs(a - b)));
+}
+inline COMP ew_logaddexp2(COMP a, COMP b) {
+  if (isinf(a) && a == b) return a;
+  const COMP m = a > b ? a : b;
+  return m + log1p(exp2(-fabs(a - b))) * EWK(1.44269504088896340736);
+}
+
+// pow with a scalar exponent: the CPU's shortcuts for 2, 3 and -2 (0.5, -0.5 and -1 go to
+// sqrt, rsqrt and reciprocal on the host).
+inline COMP ew_pow_scalar(COMP a, COMP e) {
+  if (e == 2) return a * a;
+  if (e == 3) return a * a * a;
+  if (e == -2) return 1 / (a * a);
+  return pow(a, e);
+}
+
+// Python's remainder: the result takes the divisor's sign.
+inline COMP ew_remainder(COMP a, COMP b) {
+  COMP mod = fmod(a, b);
+  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+  return mod;
+}
+
+inline COMP ew_sinc(COMP a) {
+  if (a == 0) return 1;
+  const COMP x = EW_PI * a;
+  return sin(x) / x;
+}
+
+
+// Activations and losses.
+#define EW_SQRT1_2 EWK(0.70710678118654752440)
+#define EW_SQRT_2_OVER_PI EWK(0.79788456080286535588)
+#define EW_INV_SQRT_2PI EWK(0.39894228040143267794)
+#define EW_GELU_KAPPA EWK(0.044715)
+inline COMP ew_gelu_tanh(COMP x) {
+  const COMP inner = EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * (x * x * x));
+  return EWK(0.5) * x * (1 + ew_tanh(inner));
+}
+inline COMP ew_gelu_backward(COMP dy, COMP x) {
+  const COMP cdf = EWK(0.5) * (1 + erf(x * EW_SQRT1_2));
+  const COMP pdf = EW_INV_SQRT_2PI * exp(x * x * EWK(-0.5));
+  return dy * (cdf + x * pdf);
+}
+inline COMP ew_gelu_tanh_backward(COMP dy, COMP x) {
+  const COMP x_sq = x * x;
+  const COMP inner = EW_SQRT_2_OVER_PI * (x + EW_GELU_KAPPA * (x_sq * x));
+  const COMP t = ew_tanh(inner);
+  const COMP left = EWK(0.5) * x, right = 1 + t;
+  const COMP left_derivative = EWK(0.5) * right;
+  const COMP right_derivative =
+      left * (1 - t * t) * (EW_SQRT_2_OVER_PI * (1 + 3 * EW_GELU_KAPPA * x_sq));
+  return dy * (left_derivative + right_derivative);
+}
+inline COMP ew_silu_backward(COMP dy, COMP x) {
+  const COMP s = 1 / (1 + exp(-x));
+  return dy * s * (1 + x * (1 - s));
+}
+inline COMP ew_mish_backward(COMP dy, COMP x) {
+  const COMP s = 1 / (1 + exp(-x));
+  const COMP t = ew_tanh(log1p(exp(x)));
+  return dy * (t + x * s * (1 - t * t));
+}
+// min(max(x + 3, 0), 6) with NaN kept.
+inline COMP ew_relu6_shift3(COMP x) {
+  COMP t = x + 3;
+  t = t < 0 ? (COMP)0 : t;
+  return t > 6 ? (COMP)6 : t;
+}
+// NaN inputs give what the CPU's vectorised kernels give (its scalar tail loops differ for
+// hardswish_backward, hardtanh_backward and the shrinks' gradient).
+inline COMP ew_hardswish_backward(COMP dy, COMP x) {
+  if (x < -3) return 0;
+  if (x >= 3) return dy;
+  return dy * (x / 3 + EWK(0.5));
+}
+inline COMP ew_softplus_backward(COMP dy, COMP x, COMP beta, COMP threshold) {
+  const COMP z = exp(x * beta);
+  return (x * beta) > threshold ? dy : dy * z / (z + 1);
+}
+inline COMP ew_log_sigmoid_backward(COMP x, COMP dy) {
+  const COMP z = exp(-fabs(x));
+  const bool neg = x < 0;
+  const COMP max_deriv = neg ? (COMP)1 : (COMP)0, sign = neg ? (COMP)1 : (COMP)-1;
+  return (max_deriv - sign * (z / (1 + z))) * dy;
+}
+inline COMP ew_smooth_l1_backward(COMP x, COMP y, COMP g, COMP norm, COMP beta) {
+  const COMP d = x - y;
+  if (d <= -beta) return -norm * g;
+  if (d >= beta) return norm * g;
+  return norm * d * g / beta;
+}
+inline COMP ew_huber_backward(COMP x, COMP y, COMP g, COMP norm, COMP delta) {
+  const COMP d = x - y;
+  if (d <= -delta) return -norm * g * delta;
+  if (d >= delta) return norm * g * delta;
+  return norm * d * g;
+}
+#endif  // COMP_FLOAT
+
+#ifndef COMP_FLOAT
+// Integer pow with the CPU's semantics: negative exponents truncate (only 1 and -1 give
+// non-zero results), overflow wraps.
+inline COMP ew_powi(COMP a, COMP b) {
+  if ((COMP)-1 < (COMP)0 && b < 0) {
+    if (a == 1) return 1;
+    if (a == (COMP)-1) return (b & 1) ? (COMP)-1 : (COMP)1;
+    return 0;
+  }
+  ulong r = 1, base = (ulong)a, e = (ulong)b;
+  while (e) {
+    if (e & 1) r *= base;
+    e >>= 1;
+    base *= base;
+  }
+  return (COMP)r;
+}
+inline COMP ew_gcd(COMP a, COMP b) {
+  a = ABS(a);
+  b = ABS(b);
+  while (a != 0) {
+    const COMP c = a;
+    a = IMOD(b, a);
+    b = c;
+  }
+  return b;
+}
+inline COMP ew_lcm(COMP a, COMP b) {
+  const COMP g = ew_gcd(a, b);
+  return g == 0 ? (COMP)0 : (COMP)abs(IDIV(a, g) * b);
+}
+inline COMP ew_iremainder(COMP a, COMP b) {
+  COMP r = IMOD(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+// Shifts by a negative amount or by the width or more: left gives 0, right fills with the sign.
+inline COMP ew_lshift(COMP a, COMP b) {
+  if ((long)b < 0 || (long)b >= (long)(sizeof(COMP) * 8)) return 0;
+  return (COMP)((ulong)a << (ulong)b);
+}
+inline COMP ew_rshift(COMP a, COMP b) {
+  const bool is_signed = (COMP)-1 < (COMP)0;
+  const long max_shift = (long)(sizeof(COMP) * 8) - (is_signed ? 1 : 0);
+  if ((long)b < 0 || (long)b >= max_shift) return is_signed ? (COMP)(a >> max_shift) : (COMP)0;
+  return (COMP)(a >> b);
+}
+#endif  // !COMP_FLOAT
+
+// clamp with tensor bounds: a NaN bound gives NaN, a NaN input stays NaN, lo > hi gives hi.
+inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
+#ifdef COMP_FLOAT
+  if (isnan(lo) || isnan(hi)) return (COMP)NAN;
+#endif
+  return clamp_hi(clamp_lo(a, lo), hi);
+}
+
+// The ops (see the table, csrc/ops/ElementwiseOps.h).
+#ifdef COMP_FLOAT
+#define EWOP_pow(a, b, c) pow(a, b)
+#define EWOP_pow_scalar(a, b, c) ew_pow_scalar(a, p0)
+#define EWOP_fmod(a, b, c) fmod(a, b)
+#define EWOP_remainder(a, b, c) ew_remainder(a, b)
+#define EWOP_fmax(a, b, c) fmax(a, b)
+#define EWOP_fmin(a, b, c) fmin(a, b)
+#define EWOP_signbit(a, b, c) (signbit(a) != 0)
+#else
+#define EWOP_pow(a, b, c) ew_powi(a, b)
+#define EWOP_pow_scalar(a, b, c) ew_powi(a, p0)
+#define EWOP_fmod(a, b, c) IMOD(a, b)
+#define EWOP_remainder(a, b, c) ew_iremainder(a, b)
+#define EWOP_fmax(a, b, c) EWOP_maximum(a, b, c)
+#define EWOP_fmin(a, b, c) EWOP_minimum(a, b, c)
+#define EWOP_signbit(a, b, c) ((a) < 0)
+#define EWOP_gcd(a, b, c) ew_gcd(a, b)
+#define EWOP_lcm(a, b, c) ew_lcm(a, b)
+#define EWOP_lshift(a, b, c) ew_lshift(a, b)
+#define EWOP_rshift(a, b, c) ew_rshift(a, b)
+#endif
+#if EW_COMP_IS(bool)
+#define EWOP_bitwise_not(a, b, c) ((a) == 0)
+#else
+#define EWOP_bitwise_not(a, b, c) (~(a))
+#endif
+#define EWOP_heaviside(a, b, c) ((a) == 0 ? (b) : (COMP)((a) > 0))
+#define EWOP_clamp_tensor(a, b, c) ew_clamp3(a, b, c)
+#define EWOP_lerp_tensor(a, b, c) \
+  (fabs(c) < (COMP)0.5 ? (a) + (c) * ((b) - (a)) : (b) - ((b) - (a)) * ((COMP)1 - (c)))
+#define EWOP_atan2(a, b, c) atan2(a, b)
+#define EWOP_hypot(a, b, c) hypot(a, b)
+#define EWOP_copysign(a, b, c) copysign(a, b)
+#define EWOP_nextafter(a, b, c) ew_nextafter(a, b)
+#define EWOP_xlogy(a, b, c) (isnan(b) ? (COMP)NAN : ((a) == 0 ? (COMP)0 : (a) * log(b)))
+#define EWOP_xlog1py(a, b, c) (isnan(b) ? (COMP)NAN : ((a) == 0 ? (COMP)0 : (a) * log1p(b)))
+#define EWOP_logaddexp(a, b, c) ew_logaddexp(a, b)
+#define EWOP_logaddexp2(a, b, c) ew_logaddexp2(a, b)
+#define EWOP_zeta(a, b, c) ew_zeta(a, b)
+#define EWOP_erf(a, b, c) erf(a)
+#define EWOP_erfc(a, b, c) erfc(a)
+#define EWOP_erfinv(a, b, c) ew_erfinv(a)
+#define EWOP_expm1(a, b, c) expm1(a)
+#define EWOP_log1p(a, b, c) log1p(a)
+#define EWOP_log2(a, b, c) log2(a)
+#define EWOP_log10(a, b, c) log10(a)
+#define EWOP_exp2(a, b, c) exp2(a)
+#define EWOP_lgamma(a, b, c) lgamma(a)
+#define EWOP_digamma(a, b, c) ew_digamma(a)
+#define EWOP_polygamma(a, b, c) ew_polygamma(a, p0)
+#define EWOP_tan(a, b, c) tan(a)
+#define EWOP_asin(a, b, c) asin(a)
+#define EWOP_acos(a, b, c) acos(a)
+#define EWOP_atan(a, b, c) atan(a)
+#define EWOP_sinh(a, b, c) sinh(a)
+#define EWOP_cosh(a, b, c) cosh(a)
+#define EWOP_asinh(a, b, c) asinh(a)
+#define EWOP_acosh(a, b, c) acosh(a)
+#define EWOP_atanh(a, b, c) atanh(a)
+#define EWOP_sinc(a, b, c) ew_sinc(a)
+#define EWOP_frac(a, b, c) ((a) - trunc(a))
+#define EWOP_logit(a, b, c) ew_logit(a, p0)
+#define EWOP_logit_backward(a, b, c) ew_logit_backward(a, b, p0)
+#define EWOP_i0(a, b, c) ew_bessel_i(a, 0, false)
+#define EWOP_i0e(a, b, c) ew_bessel_i(a, 0, true)
+#define EWOP_i1(a, b, c) ew_bessel_i(a, 1, false)
+#define EWOP_i1e(a, b, c) ew_bessel_i(a, 1, true)
+#define EWOP_entr(a, b, c) \
+  (isnan(a) ? (a) : ((a) > 0 ? -(a) * log(a) : ((a) == 0 ? (COMP)0 : -(COMP)INFINITY)))
+#define EWOP_isposinf(a, b, c) ((a) == (COMP)INFINITY)
+#define EWOP_isneginf(a, b, c) ((a) == -(COMP)INFINITY)
+#define EWOP_nan_to_num(a, b, c) \
+  (isnan(a) ? p0 : (isinf(a) ? ((a) > 0 ? p1 : p2) : (a)))
+// round(x, decimals): p0 = 10^|decimals|, p1 = 1 when decimals < 0.
+#define EWOP_round_decimals(a, b, c) \
+  ((p1) != 0 ? rint((a) / (p0)) * (p0) : rint((a) * (p0)) / (p0))
+// Activations (a: the input, or the gradient then the input for *_backward unless noted).
+#define EWOP_gelu(a, b, c) ((a) * (COMP)0.5 * ((COMP)1 + erf((a) * EW_SQRT1_2)))
+#define EWOP_gelu_tanh(a, b, c) ew_gelu_tanh(a)
+#define EWOP_gelu_backward(a, b, c) ew_gelu_backward(a, b)
+#define EWOP_gelu_tanh_backward(a, b, c) ew_gelu_tanh_backward(a, b)
+#define EWOP_silu(a, b, c) ((a) / ((COMP)1 + exp(-(a))))
+#define EWOP_silu_backward(a, b, c) ew_silu_backward(a, b)
+#define EWOP_mish(a, b, c) ((a) * ew_tanh(log1p(exp(a))))
+#define EWOP_mish_backward(a, b, c) ew_mish_backward(a, b)
+#define EWOP_hardswish(a, b, c) ((a) * ew_relu6_shift3(a) / (COMP)6)
+#define EWOP_hardswish_backward(a, b, c) ew_hardswish_backward(a, b)
+#define EWOP_hardsigmoid(a, b, c) (ew_relu6_shift3(a) / (COMP)6)
+#define EWOP_hardsigmoid_backward(a, b, c) \
+  ((b) > (COMP)-3 && (b) < (COMP)3 ? (a) * ((COMP)1 / (COMP)6) : (COMP)0)
+// leaky_relu_backward: a is the input (or the result), b the gradient; p0 the slope.
+#define EWOP_leaky_relu(a, b, c) ((a) > 0 ? (a) : (a) * p0)
+#define EWOP_leaky_relu_backward(a, b, c) ((a) > 0 ? (b) : (b) * p0)
+// elu: p0 alpha, p1 scale, p2 input_scale; the _result form takes the forward's result.
+#define EWOP_elu(a, b, c) ((a) <= 0 ? (exp((a) * p2) - (COMP)1) * (p0 * p1) : (a) * p1)
+#define EWOP_elu_backward(a, b, c) ((b) <= 0 ? (a) * p2 * (p0 * p1) * exp((b) * p2) : (a) * p1)
+#define EWOP_elu_backward_result(a, b, c) ((b) <= 0 ? (a) * p2 * ((b) + p0 * p1) : (a) * p1)
+// softplus: p0 beta, p1 threshold.
+#define EWOP_softplus(a, b, c) ((a) * p0 > p1 ? (a) : log1p(exp((a) * p0)) / p0)
+#define EWOP_softplus_backward(a, b, c) ew_softplus_backward(a, b, p0, p1)
+// hardtanh_backward: p0 min, p1 max.
+#define EWOP_hardtanh_backward(a, b, c) ((b) > p0 && (b) < p1 ? (a) : (COMP)0)
+#define EWOP_hardshrink(a, b, c) ((a) >= -p0 && (a) <= p0 ? (COMP)0 : (a))
+#define EWOP_softshrink(a, b, c) \
+  ((a) > p0 ? (a) - p0 : ((a) < -p0 ? (a) + p0 : (isnan(a) ? (a) : (COMP)0)))
+#define EWOP_shrink_backward(a, b, c) ((b) < -p0 || (b) > p0 ? (a) : (COMP)0)
+// glu: a the first half, b the second.
+#define EWOP_glu(a, b, c) ((a) * ((COMP)1 / ((COMP)1 + exp(-(b)))))
+// glu_backward (second half of the gradient): a = sigmoid(second half), b the first half, c the
+// gradient.
+#define EWOP_glu_backward(a, b, c) (((COMP)1 - (a)) * (a) * (b) * (c))
+// prelu: a the input, b the weight (c the gradient for the backward ops).
+#define EWOP_prelu(a, b, c) ((a) > 0 ? (a) : (b) * (a))
+#define EWOP_prelu_backward_input(a, b, c) ((a) > 0 ? (c) : (b) * (c))
+#define EWOP_prelu_backward_weight(a, b, c) ((a) > 0 ? (COMP)0 : (a) * (c))
+// log_sigmoid_backward: a the input, b the gradient.
+#define EWOP_log_sigmoid(a, b, c) (((a) < 0 ? (a) : (COMP)0) - log1p(exp(-fabs(a))))
+#define EWOP_log_sigmoid_backward(a, b, c) ew_log_sigmoid_backward(a, b)
+// Losses: a the input, b the target, c the gradient; p0 the norm (1/numel for a mean) for the
+// backward ops, p1 or p0 the loss' beta/delta.
+#define EWOP_mse(a, b, c) (((a) - (b)) * ((a) - (b)))
+#define EWOP_mse_backward(a, b, c) (p0 * ((a) - (b)) * (c))
+#define EWOP_smooth_l1(a, b, c) \
+  (fabs((a) - (b)) < p0 ? (COMP)0.5 * fabs((a) - (b)) * fabs((a) - (b)) / p0 \
+                        : fabs((a) - (b)) - (COMP)0.5 * p0)
+#define EWOP_smooth_l1_backward(a, b, c) ew_smooth_l1_backward(a, b, c, p0, p1)
+#define EWOP_huber(a, b, c) \
+  (fabs((a) - (b)) < p0 ? (COMP)0.5 * fabs((a) - (b)) * fabs((a) - (b)) \
+                        : p0 * (fabs((a) - (b)) - (COMP)0.5 * p0))
+#define EWOP_huber_backward(a, b, c) ew_huber_backward(a, b, c, p0, p1)
+// binary_cross_entropy: a the input (checked to be in [0, 1] by the host's glue), b the target;
+// the logs clamped at -100. Its gradient: a the gradient, b the input, c the target, the
+// denominator at least 1e-12 (in the dtype, as the CPU: 0 for half).
+#define EWOP_bce(a, b, c) \
+  (((b) - (COMP)1) * fmax(log((COMP)1 - (a)), (COMP)-100) - (b) * fmax(log(a), (COMP)-100))
+#define EWOP_bce_backward(a, b, c) \
+  ((a) * ((b) - (c)) / fmax(((COMP)1 - (b)) * (b), R(EWK(1e-12))))
 
 #ifdef EW_OP
 #define OP(a, b, c) EW_OP(a, b, c)

@@ -8,6 +8,8 @@
 //   both 0 when t_i == ignore_index. A target outside [0, C) gives NaN in both and stores err_code
 //   in *err (if it is still 0): the host raises the error at its next wait (runtime/DeviceError.h).
 //   Both kernels end with the arguments (__global int* err, int err_code).
+// check_unit_interval: stores err_code in *err (if still 0) when an element of the contiguous
+//   `in` (n elements) is outside [0, 1] or NaN (binary_cross_entropy's input check).
 // nll_loss_backward: gin[i, t_i] = -w[t_i] * g * scale, where g = gout[gout_off + i*gout_stride]
 //   (stride 0 for a reduced loss) and scale = 1 / total_weight[tw_off] when MEAN is defined, else
 //   1. gin must be zero-filled beforehand; rows with ignored or invalid targets are left alone (an
@@ -68,4 +70,12 @@ __kernel void nll_loss_backward(ulong N, ulong C, __global STORE_TYPE(T)* gin, u
   g /= (ACC)LOAD(T, total_weight, tw_off);
 #endif
   STORE(T, gin, gin_off + i * gin_sn + t * gin_sc, CONVERT(T, -w * g));
+}
+
+__kernel void check_unit_interval(ulong n, __global const STORE_TYPE(T)* in, ulong in_off,
+                                  __global int* err, int err_code) {
+  const ulong i = get_global_id(0);
+  if (i >= n) return;
+  const REG_TYPE(T) x = LOAD(T, in, in_off + i);
+  if (!(x >= 0 && x <= 1)) atomic_cmpxchg(err, 0, err_code);
 }

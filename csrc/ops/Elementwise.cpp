@@ -24,7 +24,7 @@ constexpr size_t kChunkLocalSize = 64;
 // Above this the batch never takes an op (ElementwiseBatch.cpp has the per-device limit).
 constexpr int64_t kBatchNumelLimit = 8192;
 constexpr const char* kZeroDivisorMessage =
-    "ZeroDivisionError (integer division by zero in div/floor_divide)";
+    "ZeroDivisionError (integer division by zero in div, floor_divide, fmod or remainder)";
 
 // The rank a kernel variant is built for: strided iterators of rank 3-4 share the rank-4 build
 // and 5-8 the rank-8 build (the extra dimensions have size 1), so that the ranks of real

@@ -27,10 +27,12 @@
 namespace torch_ocl {
 
 enum class EwDtypes : uint8_t {
-  kAll,       // every real dtype and bool
-  kNoBool,    // every real dtype but bool
-  kIntegral,  // integers and bool (bitwise ops)
-  kFloating,  // floating dtypes only (the op's meta function promotes integers to float)
+  kAll,          // every real dtype and bool
+  kNoBool,       // every real dtype but bool
+  kIntegral,     // integers and bool (bitwise ops)
+  kFloating,     // floating dtypes only (the op's meta function promotes integers to float)
+  kInteger,      // integers without bool (shifts, gcd)
+  kFloatDouble,  // float32 and float64 only (the CPU's special functions such as zeta)
 };
 
 enum EwFlags : uint8_t {
@@ -93,6 +95,107 @@ enum EwFlags : uint8_t {
   X(threshold,         kNoBool,   "threshold_cpu",         kBatch | kOpmathParams) \
   X(sigmoid_backward,  kFloating, "sigmoid_backward_cpu",  kBatch)           \
   X(tanh_backward,     kFloating, "tanh_backward_cpu",     kBatch)           \
+  /* more arithmetic */                                                       \
+  X(pow,               kNoBool,   "pow",                   kNoFlags)         \
+  X(pow_scalar,        kNoBool,   "pow",                   kBatch)           \
+  X(fmod,              kNoBool,   "fmod_cpu",              kZeroDivisor)     \
+  X(remainder,         kNoBool,   "remainder_cpu",         kZeroDivisor)     \
+  X(fmax,              kAll,      "fmax_cpu",              kNoFlags)         \
+  X(fmin,              kAll,      "fmin_cpu",              kNoFlags)         \
+  X(heaviside,         kAll,      "heaviside_cpu",         kNoFlags)         \
+  X(gcd,               kInteger,  "gcd_cpu",               kNoFlags)         \
+  X(lcm,               kInteger,  "lcm_cpu",               kNoFlags)         \
+  X(bitwise_not,       kIntegral, "bitwise_not_cpu",       kNoFlags)         \
+  X(lshift,            kInteger,  "lshift_cpu",            kNoFlags)         \
+  X(rshift,            kInteger,  "rshift_cpu",            kNoFlags)         \
+  X(clamp_tensor,      kNoBool,   "clamp_cpu",             kNoFlags)         \
+  X(lerp_tensor,       kFloating, "lerp_kernel_tensor",    kNoFlags)         \
+  X(signbit,           kAll,      "signbit_cpu",           kNoFlags)         \
+  X(isposinf,          kFloating, "isposinf_cpu",          kNoFlags)         \
+  X(isneginf,          kFloating, "isneginf_cpu",          kNoFlags)         \
+  /* nan_to_num: p0 the NaN replacement, p1 +inf's, p2 -inf's */           \
+  X(nan_to_num,        kFloating, "nan_to_num",            kNoFlags)         \
+  /* round(x, decimals): p0 10^|decimals|, p1 decimals < 0 */               \
+  X(round_decimals,    kFloating, "round_cpu",             kNoFlags)         \
+  X(frac,              kFloating, "frac_cpu",              kNoFlags)         \
+  /* floating math (integer inputs are promoted to float by the meta functions) */ \
+  X(atan2,             kFloating, "atan2_cpu",             kNoFlags)         \
+  X(hypot,             kFloating, "hypot_cpu",             kNoFlags)         \
+  X(copysign,          kFloating, "copysign_cpu",          kNoFlags)         \
+  X(nextafter,         kFloating, "nextafter_cpu",         kNoFlags)         \
+  X(xlogy,             kFloating, "xlogy_cpu",             kNoFlags)         \
+  X(xlog1py,           kFloating, "xlog1py_cpu",           kNoFlags)         \
+  X(logaddexp,         kFloating, "logaddexp_cpu",         kNoFlags)         \
+  X(logaddexp2,        kFloating, "logaddexp2_cpu",        kNoFlags)         \
+  X(zeta,              kFloatDouble, "zeta_cpu",           kNoFlags)         \
+  X(erf,               kFloating, "erf_cpu",               kBatch)           \
+  X(erfc,              kFloating, "erfc_cpu",              kNoFlags)         \
+  X(erfinv,            kFloating, "erfinv_cpu",            kNoFlags)         \
+  X(expm1,             kFloating, "expm1_cpu",             kNoFlags)         \
+  X(log1p,             kFloating, "log1p_cpu",             kNoFlags)         \
+  X(log2,              kFloating, "log2_cpu",              kNoFlags)         \
+  X(log10,             kFloating, "log10_cpu",             kNoFlags)         \
+  X(exp2,              kFloating, "exp2_cpu",              kNoFlags)         \
+  X(lgamma,            kFloating, "lgamma_cpu",            kNoFlags)         \
+  X(digamma,           kFloating, "digamma",               kNoFlags)         \
+  X(polygamma,         kFloating, "polygamma",             kNoFlags)         \
+  X(tan,               kFloating, "tan_cpu",               kNoFlags)         \
+  X(asin,              kFloating, "asin_cpu",              kNoFlags)         \
+  X(acos,              kFloating, "acos_cpu",              kNoFlags)         \
+  X(atan,              kFloating, "atan_cpu",              kNoFlags)         \
+  X(sinh,              kFloating, "sinh_cpu",              kNoFlags)         \
+  X(cosh,              kFloating, "cosh_cpu",              kNoFlags)         \
+  X(asinh,             kFloating, "asinh_cpu",             kNoFlags)         \
+  X(acosh,             kFloating, "acosh_cpu",             kNoFlags)         \
+  X(atanh,             kFloating, "atanh_cpu",             kNoFlags)         \
+  X(sinc,              kFloating, "sinc_cpu",              kNoFlags)         \
+  X(i0,                kFloating, "i0_cpu",                kNoFlags)         \
+  X(i0e,               kFloating, "i0e_cpu",               kNoFlags)         \
+  X(i1,                kFloating, "i1_cpu",                kNoFlags)         \
+  X(i1e,               kFloating, "i1e_cpu",               kNoFlags)         \
+  X(entr,              kFloating, "entr_cpu",              kNoFlags)         \
+  X(logit,             kFloating, "logit_cpu",             kNoFlags)         \
+  X(logit_backward,    kFloating, "logit_backward_cpu",    kNoFlags)         \
+  /* activations (p0.. their scalar arguments, in the stub's order) */      \
+  X(gelu,              kFloating, "GeluKernelImpl",        kBatch | kOpmathParams) \
+  X(gelu_tanh,         kFloating, "GeluKernelImpl",        kOpmathParams)    \
+  X(gelu_backward,     kFloating, "GeluBackwardKernelImpl", kBatch | kOpmathParams) \
+  X(gelu_tanh_backward, kFloating, "GeluBackwardKernelImpl", kOpmathParams)  \
+  X(silu,              kFloating, "silu_cpu",              kBatch)           \
+  X(silu_backward,     kFloating, "silu_backward_cpu",     kBatch)           \
+  X(mish,              kFloating, "mish_cpu",              kNoFlags)         \
+  X(mish_backward,     kFloating, "mish_backward_cpu",     kNoFlags)         \
+  X(hardswish,         kFloating, "hardswish_cpu",         kNoFlags)         \
+  X(hardswish_backward, kFloating, "hardswish_backward_cpu", kNoFlags)       \
+  X(hardsigmoid,       kFloating, "hardsigmoid_cpu",       kNoFlags)         \
+  X(hardsigmoid_backward, kFloating, "hardsigmoid_backward", kNoFlags)       \
+  X(leaky_relu,        kFloating, "leaky_relu_cpu",        kBatch | kOpmathParams) \
+  X(leaky_relu_backward, kFloating, "leaky_relu_backward_cpu", kBatch | kOpmathParams) \
+  X(elu,               kFloating, "elu_cpu",               kOpmathParams)    \
+  X(elu_backward,      kFloating, "elu_backward_cpu",      kOpmathParams)    \
+  X(elu_backward_result, kFloating, "elu_backward_cpu",    kOpmathParams)    \
+  X(softplus,          kFloating, "softplus_cpu",          kOpmathParams)    \
+  X(softplus_backward, kFloating, "softplus_backward_cpu", kOpmathParams)    \
+  X(hardtanh_backward, kFloating, "hardtanh_backward_cpu", kBatch | kOpmathParams) \
+  X(hardshrink,        kFloating, "hardshrink_cpu",        kOpmathParams)    \
+  X(softshrink,        kFloating, "softshrink_cpu",        kOpmathParams)    \
+  X(shrink_backward,   kFloating, "shrink_backward_cpu",   kOpmathParams)    \
+  X(glu,               kFloating, "glu_cpu",               kNoFlags)         \
+  X(glu_backward,      kFloating, "glu_backward_cpu",      kNoFlags)         \
+  X(prelu,             kFloating, "prelu_cpu",             kNoFlags)         \
+  X(prelu_backward_input, kFloating, "prelu_backward_cpu", kNoFlags)         \
+  X(prelu_backward_weight, kFloating, "prelu_backward_cpu", kNoFlags)        \
+  X(log_sigmoid,       kFloating, "log_sigmoid_cpu",       kNoFlags)         \
+  X(log_sigmoid_backward, kFloating, "log_sigmoid_backward_cpu", kNoFlags)   \
+  /* losses (unreduced; ATen reduces) */                                     \
+  X(mse,               kFloating, "mse_cpu",               kBatch)           \
+  X(mse_backward,      kFloating, "mse_backward_cpu",      kOpmathParams)    \
+  X(smooth_l1,         kFloating, "smooth_l1_cpu",         kOpmathParams)    \
+  X(smooth_l1_backward, kFloating, "smooth_l1_backward_cpu", kOpmathParams)  \
+  X(huber,             kFloating, "huber_cpu",             kOpmathParams)    \
+  X(huber_backward,    kFloating, "huber_backward_cpu",    kOpmathParams)    \
+  X(bce,               kFloating, "binary_cross_entropy",  kNoFlags)         \
+  X(bce_backward,      kFloating, "binary_cross_entropy_backward", kNoFlags) \
   /* moving and selecting elements (own glue: Copy.cpp, Fill.cpp, Compare.cpp) */ \
   X(copy,              kAll,      "copy_",                 kNoFlags)         \
   X(fill,              kAll,      "fill_",                 kNoFlags)         \

@@ -41,7 +41,7 @@
 #include <vector>
 
 namespace at {
-struct TensorIteratorBase;
+struct TensorIteratorBase;  // std::is_base_of needs only the derived class complete
 }
 
 namespace torch_ocl {
@@ -268,6 +268,10 @@ namespace structured_detail {
 // as cumsum's or sort's, get the caller's tensors and let their stubs handle any layout.)
 template <class Impl, size_t N>
 class AtenCall final : public Impl {
+  // Impl's own outputs are a TensorIterator's (most ops) or only the ones set here (ops whose
+  // meta function declares the output directly, such as pow(Scalar, Tensor)).
+  static constexpr bool kIterator = std::is_base_of_v<at::TensorIteratorBase, Impl>;
+
  public:
   AtenCall(Mode mode, const Outputs<N>& given) : mode_(mode), outs_(given) {}
 
@@ -285,7 +289,6 @@ class AtenCall final : public Impl {
   const Outputs<N>& outs() const { return outs_; }
 
  private:
-  static constexpr bool kIterator = std::is_base_of_v<at::TensorIteratorBase, Impl>;
   void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
            const at::TensorOptions& options) {
     TORCH_INTERNAL_ASSERT(i >= 0 && static_cast<size_t>(i) < N);

@@ -603,6 +603,9 @@ def test_integer_division_by_zero_raises_at_the_next_wait(subprocess_env):
                 lambda x, y: x // 0,
                 lambda x, y: x.clone().floor_divide_(y),
                 lambda x, y: torch.div(x[::2], y[::2], rounding_mode="floor"),
+                lambda x, y: torch.fmod(x, y),
+                lambda x, y: x % y,
+                lambda x, y: torch.remainder(x, 0),
             ):
                 try:
                     f(a, z)
@@ -887,3 +890,372 @@ def test_isnan(dtype, shape):
             flat[:3] = torch.tensor([float("nan"), float("inf"), -float("inf")])
             x = x_cpu.to(DEVICE)
     assert_ocl_close(torch.isnan(x), torch.isnan(x_cpu), exact=True)
+
+
+# ------------------------------------------------------------------------------------------
+# Math, activations and losses of the op table: what the OpInfo suite (tests/ops/test_opinfo.py)
+# does not reach - every special value per op, integer edge cases, the CPU's errors and the
+# tiny-op batch.
+
+MATH_UNARY = {
+    "erf": torch.erf,
+    "erfc": torch.erfc,
+    "erfinv": torch.erfinv,
+    "expm1": torch.expm1,
+    "log1p": torch.log1p,
+    "log2": torch.log2,
+    "log10": torch.log10,
+    "exp2": torch.exp2,
+    "lgamma": torch.lgamma,
+    "digamma": torch.digamma,
+    "trigamma": lambda x: torch.polygamma(1, x),
+    "polygamma3": lambda x: torch.polygamma(3, x),
+    "tan": torch.tan,
+    "asin": torch.asin,
+    "acos": torch.acos,
+    "atan": torch.atan,
+    "sinh": torch.sinh,
+    "cosh": torch.cosh,
+    "asinh": torch.asinh,
+    "acosh": torch.acosh,
+    "atanh": torch.atanh,
+    "sinc": torch.sinc,
+    "logit": torch.logit,
+    "logit_eps": lambda x: torch.logit(x, eps=0.25),
+    "frac": torch.frac,
+    "i0": torch.i0,
+    "i0e": torch.special.i0e,
+    "i1": torch.special.i1,
+    "i1e": torch.special.i1e,
+    "entr": torch.special.entr,
+    "signbit": torch.signbit,
+    "isposinf": torch.isposinf,
+    "isneginf": torch.isneginf,
+    "nan_to_num": torch.nan_to_num,
+    "nan_to_num_args": lambda x: torch.nan_to_num(x, nan=2.5, posinf=1e300, neginf=-7.0),
+    "round_decimals": lambda x: torch.round(x, decimals=1),
+    "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    "silu": torch.nn.functional.silu,
+    "mish": torch.nn.functional.mish,
+    "hardswish": torch.nn.functional.hardswish,
+    "hardsigmoid": torch.nn.functional.hardsigmoid,
+    "leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, 0.125),
+    "elu": torch.nn.functional.elu,
+    "selu": torch.nn.functional.selu,
+    "softplus": lambda x: torch.nn.functional.softplus(x, beta=2.0, threshold=3.0),
+    "hardtanh": torch.nn.functional.hardtanh,
+    "hardshrink": torch.nn.functional.hardshrink,
+    "softshrink": torch.nn.functional.softshrink,
+    "logsigmoid": torch.nn.functional.logsigmoid,
+}
+# Each op's domain edges on top of SPECIAL.
+MATH_EDGES = {
+    "erfinv": [1.0, -1.0, 1.5, 0.999, -0.7, 0.7, 0.69],
+    "log1p": [-1.0, -1.5, 1e-30, -1e-7],
+    "expm1": [1e-30, -1e-7, 88.0, 89.0, -100.0],
+    "lgamma": [-1.0, -2.0, -2.5, -0.5, 1e-30, 2.0, 1e30],
+    "digamma": [-1.0, -2.0, -2.5, -0.5, 1e-30, 10.0, 1e20, -1e-30],
+    "trigamma": [-1.0, -2.5, 1e-3, 10.0],
+    "polygamma3": [-2.5, 1e-3, 0.5, 10.0],
+    "acosh": [1.0, 0.5],
+    "atanh": [1.0, -1.0, 0.99],
+    "logit": [0.0, 1.0, 0.25, 0.75, 2.0],
+    "logit_eps": [0.0, 1.0, 0.1, 0.9, 0.25, 0.75],
+    "sinc": [1e-20, 2.0, 1e8],
+    "i0": [19.5, 20.5, 88.0, 89.0, -90.0],
+    "i1": [19.5, 20.5, 88.0, 89.0, -90.0],
+    "i0e": [19.5, 20.5, 1e10],
+    "i1e": [19.5, 20.5, -1e10],
+    "exp2": [128.0, -150.0],
+    "round_decimals": [0.25, 0.35, -0.35, 1e30],
+    "softplus": [1.5, 1.6],
+    "hardswish": [-3.0, 3.0],
+    "hardsigmoid": [-3.0, 3.0],
+    "hardshrink": [0.5, -0.5, 0.4999],
+    "softshrink": [0.5, -0.5],
+}
+# Where the CPU's float32 is itself off, compare with the CPU in the same dtype (a float64
+# reference would not judge it): polygamma at its poles gives huge finite values that differ by
+# dtype, i0 and i1 overflow where exp(x) does, nan_to_num's defaults are the dtype's limits.
+MATH_SAME_DTYPE = (
+    "round_decimals",
+    "nan_to_num",
+    "nan_to_num_args",
+    "trigamma",
+    "polygamma3",
+    "i0",
+    "i1",
+)
+
+
+def _math_params():
+    params = []
+    for name in MATH_UNARY:
+        params.append(pytest.param(name, torch.float32, id=f"{name}-float32"))
+    for name, dtype in [
+        ("erfinv", torch.float64),
+        ("digamma", torch.float64),
+        ("lgamma", torch.float16),
+        ("polygamma3", torch.float64),
+        ("nan_to_num", torch.float16),
+        ("nan_to_num", torch.bfloat16),
+        ("logit_eps", torch.float16),
+        ("gelu", torch.bfloat16),
+        ("signbit", torch.float16),
+        ("isposinf", torch.bfloat16),
+        ("i0", torch.float64),
+        ("i1e", torch.float64),
+    ]:
+        params.append(pytest.param(name, dtype, id=f"{name}-{dtype_id(dtype)}"))
+    return params
+
+
+@pytest.mark.parametrize(("name", "dtype"), _math_params())
+def test_math_special_values(name, dtype):
+    """NaN, infinities, signed zeros and each op's domain edges (poles, bounds, thresholds)."""
+    skip_unsupported(dtype)
+    x, xo = ocl_pair(SPECIAL + MATH_EDGES.get(name, []), dtype)
+    check_op(MATH_UNARY[name], [x], [xo], ref64=name not in MATH_SAME_DTYPE)
+
+
+MATH_BINARY = {
+    "pow": torch.pow,
+    "fmod": torch.fmod,
+    "remainder": torch.remainder,
+    "atan2": torch.atan2,
+    "hypot": torch.hypot,
+    "copysign": torch.copysign,
+    "nextafter": torch.nextafter,
+    "xlogy": torch.xlogy,
+    "xlog1py": torch.special.xlog1py,
+    "heaviside": torch.heaviside,
+    "fmax": torch.fmax,
+    "fmin": torch.fmin,
+    "logaddexp": torch.logaddexp,
+    "logaddexp2": torch.logaddexp2,
+    "clamp_tensor": lambda a, b: torch.clamp(a, b, b + 1),
+    "lerp_tensor": lambda a, b: torch.lerp(a, b, b),
+    "mse": lambda a, b: torch.nn.functional.mse_loss(a, b, reduction="none"),
+    "huber": lambda a, b: torch.nn.functional.huber_loss(a, b, reduction="none", delta=0.75),
+    "smooth_l1": lambda a, b: torch.nn.functional.smooth_l1_loss(a, b, reduction="none", beta=2.0),
+    "hardtanh_backward": lambda g, x: torch.ops.aten.hardtanh_backward(g, x, -0.5, 1.0),
+    "gelu_backward": lambda g, x: torch.ops.aten.gelu_backward(g, x),
+    "silu_backward": torch.ops.aten.silu_backward,
+    "leaky_relu_backward": lambda g, x: torch.ops.aten.leaky_relu_backward(g, x, 0.25, False),
+}
+# Exact ops and ops whose float64 result rounded to float32 is not the float32 result.
+MATH_BINARY_EXACT = ("fmod", "remainder", "copysign", "nextafter", "heaviside", "fmax", "fmin")
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [pytest.param(n, torch.float32, id=f"{n}-float32") for n in MATH_BINARY]
+    + [
+        pytest.param("pow", torch.float64, id="pow-float64"),
+        pytest.param("nextafter", torch.float16, id="nextafter-float16"),
+        pytest.param("nextafter", torch.bfloat16, id="nextafter-bfloat16"),
+        pytest.param("remainder", torch.float16, id="remainder-float16"),
+        pytest.param("logaddexp", torch.bfloat16, id="logaddexp-bfloat16"),
+    ],
+)
+def test_math_binary_special_values(name, dtype):
+    """Every pair of special values."""
+    skip_unsupported(dtype)
+    n = len(SPECIAL)
+    a, ao = ocl_pair([v for v in SPECIAL for _ in range(n)], dtype)
+    b, bo = ocl_pair(SPECIAL * n, dtype)
+    exact = name in MATH_BINARY_EXACT
+    check_op(MATH_BINARY[name], [a, b], [ao, bo], ref64=not exact, exact=exact)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8, torch.uint8], ids=dtype_id)
+def test_integer_pow_like_cpu(dtype):
+    """Negative exponents truncate (1 and -1 alone give non-zero results), 0 ** 0 is 1, overflow
+    wraps; exponents as tensors, as Python ints and as the base (2 ** t)."""
+    info = torch.iinfo(dtype)
+    base = [0, 1, 2, 3, 5, 7, 100, info.max, info.min]
+    exps = [0, 1, 2, 3, 7, 13, 31, 63, 64]
+    if info.min < 0:
+        base += [-1, -2, -3, -1, -1]
+        exps += [-1, -2, -3, -4, -5]
+    b, bo = ocl_pair([v for v in base for _ in exps], dtype)
+    e, eo = ocl_pair(exps * len(base), dtype)
+    check_op(torch.pow, [b, e], [bo, eo], exact=True)
+    for k in (0, 1, 2, 3, 5, 8):
+        check_op(lambda t, k=k: t**k, [b], [bo], exact=True)
+    check_op(lambda t: 2**t, [e.clamp(0, 7)], [eo.clamp(0, 7)], exact=True)
+    if info.min < 0:
+        with pytest.raises(RuntimeError, match="negative integer powers"):
+            bo**-2
+    with pytest.raises(RuntimeError, match="without overflow"):
+        b ** (info.max + 10)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        bo ** (info.max + 10)
+
+
+def test_pow_scalar_exponent_forms():
+    """The CPU's sqrt/rsqrt/reciprocal shortcuts (sign of zero, -inf), x**2/x**3/x**-2, half
+    exponents rounded to the dtype, float32 exponents beyond float's range."""
+    vals = SPECIAL + [4.0, 1e-20, 3e19]
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        x, xo = ocl_pair(vals, dtype)
+        for k in (0.5, -0.5, -1.0, 2, 3, -2, 0.1, 2.001, 1e300, -1e300):
+            if dtype != torch.float32 and abs(k) > 1e5:
+                with pytest.raises(RuntimeError, match="without overflow"):
+                    xo**k
+                continue
+            check_op(lambda t, k=k: t**k, [x], [xo], ref64=False)
+    ((i, io),) = ODD.make(torch.int64, low=-5, high=5)
+    check_op(lambda t: t**2.5, [i.abs()], [io.abs()])  # promotes to float
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int16, torch.int8, torch.uint8], ids=dtype_id)
+def test_integer_bit_ops_like_cpu(dtype):
+    """gcd/lcm with zeros, negatives and the minimum; shifts by negative, zero and too-large
+    amounts; bitwise_not; heaviside, fmax and remainder/fmod on integers."""
+    info = torch.iinfo(dtype)
+    vals = [0, 1, 2, 3, 6, 12, 35, info.max, info.min]
+    if info.min < 0:
+        vals += [-1, -6, -35, info.min + 1]
+    a, ao = ocl_pair([v for v in vals for _ in vals], dtype)
+    b, bo = ocl_pair(vals * len(vals), dtype)
+    for fn in (torch.gcd, torch.lcm, torch.heaviside, torch.fmax, torch.fmin):
+        check_op(fn, [a, b], [ao, bo], exact=True)
+    nz = b != 0
+    a_nz, b_nz = a[nz], b[nz]
+    for fn in (
+        torch.fmod,
+        torch.remainder,
+        lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+        lambda x, y: torch.div(x, y, rounding_mode="floor"),
+    ):
+        # uint8's 255 is an ordinary divisor (not -1)
+        check_op(fn, [a_nz, b_nz], [a_nz.to(DEVICE), b_nz.to(DEVICE)], exact=True)
+    bits = 8 * torch.tensor([], dtype=dtype).element_size()
+    shifts = [0, 1, 3, bits - 1, bits, bits + 1, 100 % (info.max + 1)]
+    if info.min < 0:
+        shifts += [-1, -bits]
+    s, so = ocl_pair([v for _ in vals for v in shifts], dtype)
+    x, xo = ocl_pair([v for v in vals for _ in shifts], dtype)
+    for fn in (torch.bitwise_left_shift, torch.bitwise_right_shift):
+        check_op(fn, [x, s], [xo, so], exact=True)
+    check_op(lambda t: t << 2, [x], [xo], exact=True)
+    check_op(lambda t: t >> 1, [x], [xo], exact=True)
+    check_op(torch.bitwise_not, [x], [xo], exact=True)
+    y, yo = x.clone(), xo.clone()
+    y <<= 1
+    yo <<= 1
+    assert_ocl_close(yo, y, exact=True)
+
+
+def test_bool_bit_ops_like_cpu():
+    x, xo = ocl_pair([True, False, True, False], torch.bool)
+    y, yo = ocl_pair([True, True, False, False], torch.bool)
+    check_op(torch.bitwise_not, [x], [xo], exact=True)
+    check_op(torch.heaviside, [x, y], [xo, yo], exact=True)
+    check_op(torch.fmax, [x, y], [xo, yo], exact=True)
+    check_op(torch.signbit, [x], [xo], exact=True)
+
+
+@pytest.mark.parametrize(
+    ("fn", "dtype"),
+    [
+        (lambda x: torch.gcd(x, x), torch.float32),
+        (lambda x: torch.lcm(x, x), torch.bool),
+        (lambda x: torch.bitwise_right_shift(x, x), torch.float16),
+        (lambda x: torch.bitwise_not(x), torch.float32),
+        (torch.frac, torch.int64),
+        (torch.nn.functional.gelu, torch.int32),
+        (torch.nn.functional.silu, torch.int64),
+        (torch.nn.functional.logsigmoid, torch.int64),
+        (lambda x: torch.hypot(x, x), torch.int64),
+        (lambda x: torch.logaddexp(x, x), torch.int32),
+        (lambda x: torch.nextafter(x, x), torch.int64),
+        (lambda x: torch.special.zeta(x, x), torch.float16),
+        (lambda x: torch.pow(x, x), torch.bool),
+        (lambda x: torch.clamp(x, x, x), torch.bool),
+        (lambda x: torch.fmod(x, x), torch.bool),
+        (lambda x: torch.lerp(x, x, x), torch.int64),
+        (lambda x: torch.nn.functional.binary_cross_entropy(x, x), torch.int64),
+    ],
+    ids=lambda v: dtype_id(v) if isinstance(v, torch.dtype) else "",
+)
+def test_math_unsupported_dtypes_raise_like_cpu(fn, dtype):
+    """The CPU's NotImplementedError ("<kernel>" not implemented for '<dtype>'), word for word."""
+    ((x, xo),) = ODD.make(dtype, nonzero=True)
+    with pytest.raises(NotImplementedError) as cpu_error:
+        fn(x)
+    with pytest.raises(NotImplementedError) as ocl_error:
+        fn(xo)
+    assert str(ocl_error.value) == str(cpu_error.value)
+
+
+def test_activation_argument_errors_like_cpu():
+    x = make_cpu((5,), torch.uint8).to(DEVICE)
+    with pytest.raises(RuntimeError, match="unsigned type with negative limits"):
+        torch.nn.functional.hardtanh(x)
+    with pytest.raises(RuntimeError, match="Bool inputs not supported for hardtanh"):
+        torch.nn.functional.hardtanh(x.bool())
+    f = make_cpu((5,), torch.float32).to(DEVICE)
+    with pytest.raises(RuntimeError, match="lambda must be in range"):
+        torch.nn.functional.softshrink(f, -1.0)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        torch.nn.functional.glu(f)
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        torch.nn.functional.celu(f, 0.0)
+    with pytest.raises(RuntimeError, match="does not support non-positive values for delta"):
+        torch.nn.functional.huber_loss(f, f, delta=0.0)
+    # hardtanh keeps integers (relu6 on int64), as on the CPU
+    ((i, io),) = ODD.make(torch.int64, low=-9, high=9)
+    check_op(torch.nn.functional.relu6, [i], [io], exact=True)
+
+
+def test_binary_cross_entropy_input_outside_0_1_raises_at_the_next_wait():
+    """The CPU raises for inputs outside [0, 1] or NaN; the device finds them in a kernel and
+    raises at the next wait, and stays usable."""
+    t = torch.tensor([0.0, 1.0, 0.5]).to(DEVICE)
+    for bad in (1.5, -0.25, NAN):
+        x = torch.tensor([0.5, bad, 0.25])
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+            torch.nn.functional.binary_cross_entropy(x, t.cpu())
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+            torch.nn.functional.binary_cross_entropy(x.to(DEVICE), t).cpu()
+    ok = torch.tensor([0.0, 1.0, 0.25])
+    check_op(
+        lambda a, b: torch.nn.functional.binary_cross_entropy(a, b, reduction="none"),
+        [ok, t.cpu()],
+        [ok.to(DEVICE), t],
+    )
+
+
+# The ops the table lets the tiny-op batch run (kBatch), each in the form that reaches it.
+BATCH_OPS = {
+    "pow_scalar": lambda x, y: x**2,
+    "erf": lambda x, y: torch.erf(x),
+    "gelu": lambda x, y: torch.nn.functional.gelu(x),
+    "gelu_backward": lambda x, y: torch.ops.aten.gelu_backward(y, x),
+    "silu": lambda x, y: torch.nn.functional.silu(x),
+    "silu_backward": lambda x, y: torch.ops.aten.silu_backward(y, x),
+    "leaky_relu": lambda x, y: torch.nn.functional.leaky_relu(x, 0.25),
+    "leaky_relu_backward": lambda x, y: torch.ops.aten.leaky_relu_backward(y, x, 0.25, False),
+    "hardtanh_backward": lambda x, y: torch.ops.aten.hardtanh_backward(y, x, -0.5, 0.5),
+    "mse": lambda x, y: torch.nn.functional.mse_loss(x, y, reduction="none"),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("name", list(BATCH_OPS))
+def test_batched_math_ops(name, dtype):
+    """Tiny calls of the ops flagged kBatch run in the stream's batch kernel, NaN and Inf
+    included, with the results of their own kernels."""
+    fn = BATCH_OPS[name]
+    x = make_cpu((37,), dtype, seed=41)
+    x[:5] = torch.tensor([NAN, INF, -INF, 0.0, -0.0])
+    y = make_cpu((37,), dtype, seed=42)
+    with torch.ocl.fallback_mode("error"):
+        before = torch.ocl.batch_stats()["ops"]
+        out = fn(x.to(DEVICE), y.to(DEVICE))
+        recorded = torch.ocl.batch_stats()["ops"] - before
+    assert recorded == 1, f"{name}: {recorded} ops batched"
+    assert_ocl_close(out, cpu_reference(fn, [x, y]))
