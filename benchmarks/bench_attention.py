@@ -92,8 +92,9 @@ def chosen_backend(q, k, v, causal) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the results to this file")
-    parser.add_argument("--shape", type=int, nargs=4, default=[4, 8, 256, 64],
-                        metavar=("B", "H", "S", "D"))
+    parser.add_argument(
+        "--shape", type=int, nargs=4, default=[4, 8, 256, 64], metavar=("B", "H", "S", "D")
+    )
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)

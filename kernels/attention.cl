@@ -57,6 +57,8 @@
 #define NQ (DQKP / 8)
 #define NV (DVP / 8)
 
+// Only the loops over a work-item's RQ rows are unrolled (their accumulators stay in
+// registers): unrolling the tile loops too was no faster on PoCL and doubled compile times.
 #define UNROLL _Pragma("unroll")
 
 #define TENSOR(name)                                                                 \
@@ -123,10 +125,10 @@ inline float keep_scale(uint w, uint drop_thresh, float drop_scale) {
 // LANE(out[r], j) = x[r] . tile[j] for r < RQ, j < BT: x is float8 [RQ][NC] (a work-item's
 // rows), tile a float8 [BT][NC] tile in local memory. Two tile rows at a time.
 #define TILE_DOTS(out, x, tile, NC)                                                 \
-  UNROLL for (int jj_ = 0; jj_ < BT; jj_ += 2) {                                  \
+  for (int jj_ = 0; jj_ < BT; jj_ += 2) {                                  \
     float8 a0_[RQ], a1_[RQ];                                                      \
     UNROLL for (int r_ = 0; r_ < RQ; ++r_) a0_[r_] = a1_[r_] = (float8)(0.0f);    \
-    UNROLL for (int c_ = 0; c_ < (NC); ++c_) {                                    \
+    for (int c_ = 0; c_ < (NC); ++c_) {                                    \
       const float8 t0_ = (tile)[jj_ * (NC) + c_], t1_ = (tile)[(jj_ + 1) * (NC) + c_]; \
       UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                    \
         a0_[r_] += (x)[r_][c_] * t0_;                                             \
@@ -141,10 +143,10 @@ inline float keep_scale(uint w, uint drop_thresh, float drop_scale) {
 // acc[r][c] += LANE(w[r], jj) * tile[jj][c] for c < NC, over jj < BT: w is float8 [RQ][NB],
 // tile a float8 [BT][NC] tile.
 #define TILE_AXPY(acc, w, tile, NC)                                          \
-  UNROLL for (int c_ = 0; c_ < (NC); ++c_) {                                 \
+  for (int c_ = 0; c_ < (NC); ++c_) {                                 \
     float8 a_[RQ];                                                           \
     UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] = (acc)[r_][c_];           \
-    UNROLL for (int jj_ = 0; jj_ < BT; ++jj_) {                              \
+    for (int jj_ = 0; jj_ < BT; ++jj_) {                              \
       const float8 t_ = (tile)[jj_ * (NC) + c_];                             \
       UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] += LANE((w)[r_], jj_) * t_; \
     }                                                                        \

@@ -15,8 +15,8 @@
 // [H, L, E] or 4-D [B, H, L, E], nothing empty, one batch size, value heads == key heads and
 // query heads a multiple of them (grouped-query attention with enable_gqa, or one key head
 // broadcast), head dims <= 128, 0 <= dropout_p < 1, a mask (bool, float or q's dtype, on the
-// device) that broadcasts to [..., L, S] and no mask together with is_causal (the math path
-// raises the CPU's error there), enough local memory. The user's torch.nn.attention.sdpa_kernel
+// device) that broadcasts to [..., L, S], enough local memory. A mask together with is_causal
+// applies both, as CPU torch's flash kernel does (ATen's math path raises there instead). The user's torch.nn.attention.sdpa_kernel
 // choice is honoured: OVERRIDEABLE disabled means math, and with both disabled the choice is an
 // error (ATen's "No viable backend" message).
 //
@@ -112,7 +112,7 @@ bool fused_supported(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   if (dqk > kMaxHeadDim || dv > kMaxHeadDim) return false;
   if (!(dropout_p >= 0 && dropout_p < 1)) return false;
   if (mask && mask->defined()) {
-    if (is_causal || mask->device() != q.device() || mask->is_nested()) return false;
+    if (mask->device() != q.device() || mask->is_nested()) return false;
     const at::ScalarType mt = mask->scalar_type();
     if (mt != at::kBool && mt != at::kFloat && mt != t) return false;
     if (!at::is_expandable_to(mask->sizes(), mask_target(q, k))) return false;
