@@ -73,10 +73,11 @@ inline float hmax8(float8 v) {
   const float2 b = fmax(a.lo, a.hi);
   return fmax(b.x, b.y);
 }
+// The last step as a dot product: Oclgrind's uninitialised-value checker crashes on the vector
+// reduction the compiler makes of a.lo + a.hi (or of the lanes added one by one).
 inline float hsum8(float8 v) {
   const float4 a = v.lo + v.hi;
-  const float2 b = a.lo + a.hi;
-  return b.x + b.y;
+  return dot(a, (float4)(1.0f));
 }
 
 // Elements [d0, d0 + 8) of row p[base..] (those >= D are 0), times mul. Contiguous scalar
