@@ -82,40 +82,8 @@
 // Bit-exact results: no fused multiply-add in the uniform/bernoulli transforms.
 #pragma OPENCL FP_CONTRACT OFF
 
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
-
-#define PHILOX_ROUND(c0, c1, c2, c3, k0, k1)          \
-  do {                                                \
-    const ulong p0_ = (ulong)PHILOX_M0 * (ulong)(c0); \
-    const ulong p1_ = (ulong)PHILOX_M1 * (ulong)(c2); \
-    const uint n0_ = (uint)(p1_ >> 32) ^ (c1) ^ (k0); \
-    const uint n2_ = (uint)(p0_ >> 32) ^ (c3) ^ (k1); \
-    (c1) = (uint)p1_;                                 \
-    (c3) = (uint)p0_;                                 \
-    (c0) = n0_;                                       \
-    (c2) = n2_;                                       \
-  } while (0)
-
-// Philox4x32-10 of counter {lo32(ctr), hi32(ctr), c2, 0} under key {key0, key1}.
-#define PHILOX4X32_10_C2(ctr, c2, key0, key1, x0, x1, x2, x3) \
-  do {                                                        \
-    uint k0_ = (key0), k1_ = (key1);                          \
-    (x0) = (uint)(ctr);                                       \
-    (x1) = (uint)((ctr) >> 32);                               \
-    (x2) = (c2);                                              \
-    (x3) = 0u;                                                \
-    PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);                   \
-    for (int r_ = 1; r_ < 10; ++r_) {                         \
-      k0_ += PHILOX_W0;                                       \
-      k1_ += PHILOX_W1;                                       \
-      PHILOX_ROUND(x0, x1, x2, x3, k0_, k1_);                 \
-    }                                                         \
-  } while (0)
-#define PHILOX4X32_10(ctr, key0, key1, x0, x1, x2, x3) \
-  PHILOX4X32_10_C2(ctr, 0u, key0, key1, x0, x1, x2, x3)
+// PHILOX4X32_10 / PHILOX4X32_10_C2 (the rounds described above) live in common.clh, shared with
+// attention.cl's dropout.
 
 // 24 random bits -> float in [0, 1).
 #define U01(x) ((float)((x) >> 8) * 0x1.0p-24f)

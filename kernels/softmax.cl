@@ -1,6 +1,8 @@
 // Softmax and log-softmax over rows of K contiguous elements (row m starts at off + m*K).
 //
-// Build options: -DIN_T=<tag> -DOUT_T=<tag> -DACC_T=<float|double> [-DLOG] -DLWS=<power of 2>
+// Build options: -DIN_T=<tag> -DOUT_T=<tag> -DACC_T=<float|double> [-DLOG] [-DSAFE] -DLWS=<power
+// of 2>. SAFE (softmax_forward without LOG): a row whose elements are all -inf gives 0s (ATen's
+// _safe_softmax) instead of NaN.
 // Launch (both kernels): global = {M*LWS}, local = {LWS}; one work-group per row.
 //   softmax_forward:  out = exp(x - max) / sum(exp(x - max)), or with LOG
 //                     out = (x - max) - log(sum(exp(x - max)))  (x - max first: it is exact
@@ -57,6 +59,12 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void softmax_forward(
     STORE(OUT_T, out, ob + k, CONVERT(OUT_T, ((ACC)LOAD(IN_T, in, ib + k) - mx) - log_s));
 #else
   const ACC inv = (ACC)1 / s;
+#ifdef SAFE
+  if (mx == -INFINITY) {  // every element -inf (the max propagates NaN, so none is NaN)
+    for (ulong k = lid; k < K; k += LWS) STORE(OUT_T, out, ob + k, CONVERT(OUT_T, (ACC)0));
+    return;
+  }
+#endif
   for (ulong k = lid; k < K; k += LWS)
     STORE(OUT_T, out, ob + k, CONVERT(OUT_T, exp((ACC)LOAD(IN_T, in, ib + k) - mx) * inv));
 #endif

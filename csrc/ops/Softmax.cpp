@@ -1,6 +1,8 @@
 // softmax / log_softmax forward and backward over any dim (kernels/softmax.cl works on rows of
 // contiguous elements; another dim is moved last first). Registered through Structured.h (ATen's
-// meta functions, out= checks, outputs overlapping an input).
+// meta functions, out= checks, outputs overlapping an input). Also _safe_softmax (softmax with 0
+// for rows that are all -inf: scaled_dot_product_attention's math path), which has no meta
+// function; its autograd formula is _softmax_backward_data.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
 #include <ATen/ops/_log_softmax_meta.h>
@@ -33,7 +35,8 @@ at::Tensor unrows(const at::Tensor& r, const at::Tensor& like, int64_t dim) {
 
 at::ScalarType acc_of(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
 
-void forward(const at::Tensor& x, int64_t dim, bool log, const at::Tensor& out) {
+void forward(const at::Tensor& x, int64_t dim, bool log, const at::Tensor& out,
+             bool safe = false) {
   if (x.numel() == 0) return;
   const int device = x.device().index();
   const at::Tensor in = rows(x, dim);
@@ -43,7 +46,8 @@ void forward(const at::Tensor& x, int64_t dim, bool log, const at::Tensor& out) 
   std::string opts = std::string("-DIN_T=") + type_tag(in.scalar_type(), device) +
                      " -DOUT_T=" + type_tag(out.scalar_type(), device) +
                      " -DACC_T=" + type_tag(acc_of(in.scalar_type()), device) +
-                     " -DLWS=" + std::to_string(kLws) + (log ? " -DLOG" : "");
+                     " -DLWS=" + std::to_string(kLws) + (log ? " -DLOG" : "") +
+                     (safe ? " -DSAFE" : "");
   KernelLaunch launch(get_kernel(device, "softmax.cl", "softmax_forward", opts));
   launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
   launch.buffer(buffer_of(in), in.itemsize()).buffer(buffer_of(dst), dst.itemsize());
@@ -93,6 +97,16 @@ void softmax_backward_kernel(const Outputs<1>& gin, const at::Tensor& grad, cons
   backward(grad, y, at::maybe_wrap_dim(dim, grad.dim()), kLog, gin[0]);
 }
 
+// _safe_softmax(self, dim, dtype): like at::softmax (self converted to dtype first), with rows
+// whose elements are all -inf giving 0 instead of NaN. The result is contiguous, as the CPU's.
+at::Tensor safe_softmax(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
+  const at::Tensor x = dtype ? self.to(*dtype) : self;
+  check_input(x, false);
+  at::Tensor out = at::empty(x.sizes(), x.options());
+  forward(x, at::maybe_wrap_dim(dim, x.dim()), /*log=*/false, out, /*safe=*/true);
+  return out;
+}
+
 using Softmax = Structured<at::meta::structured__softmax, softmax_kernel<false>>;
 using LogSoftmax = Structured<at::meta::structured__log_softmax, softmax_kernel<true>>;
 using SoftmaxBackward =
@@ -111,6 +125,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_softmax_backward_data.out", SoftmaxBackward::out);
   m.impl("_log_softmax_backward_data", LogSoftmaxBackward::functional);
   m.impl("_log_softmax_backward_data.out", LogSoftmaxBackward::out);
+  m.impl("_safe_softmax", safe_softmax);
 }
 
 }  // namespace torch_ocl
