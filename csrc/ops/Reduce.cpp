@@ -1,17 +1,20 @@
 // Reductions: sum, mean, prod, amax/amin, aminmax and full max/min, over all or given dims,
 // keepdim, dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim with
-// kernels/argreduce.cl; var/std (and with the mean), p-norms, nansum and count_nonzero with
+// kernels/argreduce.cl; var/std (and with the mean), p-norms, renorm, nansum and count_nonzero with
 // reduce.cl's element maps and finishes. Ops that ATen declares structured are registered through
 // Structured.h (meta checks, out= checks and resizing, outputs overlapping an input); where
 // ATen's implementation reaches a DispatchStub with a reduction TensorIterator (std_var_stub,
-// nansum_stub, norm_stub), ATen's own implementation is registered and only the stub is ours.
+// nansum_stub, norm_stub, renorm_scale_factor_stub), ATen's own implementation is registered
+// and only the stub is ours.
 // Every reduction becomes a 2-D problem out[m] = R_k in[m*sm + k*sk] after permuting the reduced
 // dims last.
 #include <ATen/TensorIterator.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/DispatchStub.h>
+#include <ATen/native/Normalization.h>
 #include <ATen/native/ReduceOps.h>
+#include <ATen/ops/add.h>
 #include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
@@ -19,7 +22,10 @@
 #include <ATen/ops/any_meta.h>
 #include <ATen/ops/argmax_meta.h>
 #include <ATen/ops/argmin_meta.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full_like.h>
+#include <ATen/ops/gt.h>
 #include <ATen/ops/linalg_vector_norm_meta.h>
 #include <ATen/ops/linalg_vector_norm_native.h>
 #include <ATen/ops/max_meta.h>
@@ -30,11 +36,14 @@
 #include <ATen/ops/norm_meta.h>
 #include <ATen/ops/norm_native.h>
 #include <ATen/ops/prod_meta.h>
+#include <ATen/ops/renorm_meta.h>
+#include <ATen/ops/renorm_native.h>
 #include <ATen/ops/std_mean_native.h>
 #include <ATen/ops/std_native.h>
 #include <ATen/ops/sum_meta.h>
 #include <ATen/ops/var_mean_native.h>
 #include <ATen/ops/var_native.h>
+#include <ATen/ops/where.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -502,6 +511,22 @@ void norm_dtype_kernel(const Outputs<1>& out, const at::Tensor& self,
 using NormDim = Structured<at::meta::structured_norm_ScalarOpt_dim, norm_kernel>;
 using NormDimDtype = Structured<at::meta::structured_norm_ScalarOpt_dim_dtype, norm_dtype_kernel>;
 
+// renorm: ATen's impl takes the norm over every dim but `dim` (our norm) and multiplies self by
+// the factor of renorm_scale_factor_stub (below).
+void renorm_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Scalar& p, int64_t dim,
+                   const at::Scalar& maxnorm) {
+  AtenImpl<at::native::structured_renorm_out>().impl(self, p, dim, maxnorm, out[0]);
+}
+using Renorm = Structured<at::meta::structured_renorm, renorm_kernel>;
+
+// The factor as the CPU computes it: maxnorm / (norm + 1e-7) where norm > maxnorm, else 1, in
+// the norm's dtype (float for half/bfloat16), then converted to the output's (native ops).
+void renorm_factor_iter(at::TensorIteratorBase& iter, double maxnorm) {
+  const at::Tensor& norm = iter.input(0);
+  const at::Tensor scaled = at::div(at::full_like(norm, maxnorm), at::add(norm, 1e-7));
+  iter.output(0).copy_(at::where(at::gt(norm, maxnorm), scaled, 1.0));
+}
+
 // A reduction TensorIterator from ATen's make_reduction: its outputs are the results viewed at
 // the input's rank with every reduced dim as size 1, input(0) the input (already converted to
 // the dtype the reduction computes in). The reduced dims are those the outputs have as 1.
@@ -633,6 +658,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("std_mean.correction", static_cast<VarMeanFn>(&at::native::std_mean));
   m.impl("nansum", static_cast<NansumFn>(&at::native::nansum));
   m.impl("nansum.out", &at::native::nansum_out);
+  m.impl("renorm", Renorm::functional);
+  m.impl("renorm.out", Renorm::out);
+  m.impl("renorm_", Renorm::inplace);
 }
 
 }  // namespace torch_ocl
@@ -641,4 +669,5 @@ namespace at::native {
 REGISTER_PRIVATEUSE1_DISPATCH(std_var_stub, &torch_ocl::std_var_iter)
 REGISTER_PRIVATEUSE1_DISPATCH(nansum_stub, &torch_ocl::nansum_iter)
 REGISTER_PRIVATEUSE1_DISPATCH(norm_stub, &torch_ocl::norm_iter)
+REGISTER_PRIVATEUSE1_DISPATCH(renorm_scale_factor_stub, &torch_ocl::renorm_factor_iter)
 }  // namespace at::native

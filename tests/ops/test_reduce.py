@@ -699,6 +699,26 @@ def test_norm_huge_like_float64():
         assert abs(got - ref) <= 1e-5 * ref, (p, got, ref)
 
 
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=dtype_id
+)
+def test_renorm_like_cpu(dtype):
+    skip_unsupported(dtype)
+    x = make_cpu((4, 5, 3), dtype)
+    xo = x.to(DEVICE)
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 2.0), (3, -1, 0.5), (INF, 2, 1.0), (2, 0, 100.0)):
+        ref = torch.renorm(x.double(), p, dim, maxnorm).to(dtype)
+        assert_ocl_close(torch.renorm(xo, p, dim, maxnorm), ref)
+    y = xo.clone()
+    y.renorm_(2, 1, 1.5)
+    assert_ocl_close(y, torch.renorm(x.double(), 2, 1, 1.5).to(dtype))
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.renorm(xo, 2, 0, 1.0, out=out)
+    assert_ocl_close(out, torch.renorm(x.double(), 2, 0, 1.0).to(dtype))
+    _raises_like_cpu(lambda t, d: torch.renorm(t, -1, 0, 1.0), x)
+    _raises_like_cpu(lambda t, d: torch.renorm(t, 2, 0, -1.0), x)
+
+
 # ------------------------------------------------------------------------------------------
 # nansum / nanmean, count_nonzero, aminmax, prod over a dim, logsumexp
 
@@ -861,6 +881,7 @@ GRAD_CASES = {
     "nanmean": lambda t: torch.nanmean(t, 0),
     "prod_dim_nonzero": lambda t: t.prod(1),
     "aminmax": lambda t: sum(r.sum() for r in torch.aminmax(t, dim=1)),
+    "renorm": lambda t: torch.renorm(t, 2, 0, 1.0),
 }
 
 
