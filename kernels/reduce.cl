@@ -58,7 +58,8 @@
 #endif
 
 #if defined(MAP_ABS) + defined(MAP_SQUARE) + defined(MAP_POW) + defined(MAP_NONZERO) + \
-        defined(MAP_NANZERO) + defined(MAP_SQDEV) > 1
+        defined(MAP_NANZERO) + defined(MAP_SQDEV) >                                    \
+    1
 #error "define at most one MAP_ option"
 #endif
 #if defined(FIN_SQRT) + defined(FIN_POW) > 1

@@ -237,12 +237,10 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
     // Few long rows: split each row into G chunks, then reduce the partials.
     const uint64_t G = std::min<uint64_t>((K + 8191) / 8192, std::max<uint64_t>(1, 256 / M));
     const uint64_t chunk = (K + G - 1) / G;
-    at::Tensor part =
-        at::empty({static_cast<int64_t>(M * G)}, p.input.options().dtype(acc));
+    at::Tensor part = at::empty({static_cast<int64_t>(M * G)}, p.input.options().dtype(acc));
     const BufferRef pb = buffer_of(part);
     {
-      cl_kernel k =
-          get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, 256, true));
+      cl_kernel k = get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, 256, true));
       KernelLaunch launch(k);
       launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
       launch.buffer(in, in_item).arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
@@ -256,8 +254,8 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
                   part.itemsize(), static_cast<int64_t>(G), 1, dst, out_item, 1, r, scale, acc);
   } else if (p.sk == 1 || M < 256 || K > 4096) {
     const size_t lws = K >= 1024 ? 256 : 64;
-    launch_reduce("reduce_rows", device, options(in_t, lws, true), M * lws, lws, M, K, in,
-                  in_item, p.sm, p.sk, dst, out_item, 1, r, scale, acc);
+    launch_reduce("reduce_rows", device, options(in_t, lws, true), M * lws, lws, M, K, in, in_item,
+                  p.sm, p.sk, dst, out_item, 1, r, scale, acc);
   } else {
     launch_reduce("reduce_cols", device, options(in_t, 64, true), M, 64, M, K, in, in_item, p.sm,
                   p.sk, dst, out_item, 1, r, scale, acc);
@@ -494,7 +492,7 @@ void vector_norm_kernel(const Outputs<1>& out, const at::Tensor& self, const at:
                         at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
   AtenImpl<at::native::structured_linalg_vector_norm_out>().impl(self, ord, dim, keepdim, dtype,
-                                                                  out[0]);
+                                                                 out[0]);
 }
 using VectorNorm = Structured<at::meta::structured_linalg_vector_norm, vector_norm_kernel>;
 
@@ -552,17 +550,17 @@ void with_iter_outputs(const at::TensorIteratorBase& iter, F compute) {
 }
 
 void std_var_iter(at::TensorIterator& iter, double correction, bool take_sqrt) {
-  with_iter_outputs(iter, [&](const at::Tensor& in, std::bitset<64> mask,
-                              const std::vector<at::Tensor>& out) {
-    run_var(in, mask, out[0], out.size() > 1 ? out[1] : at::Tensor(), correction, take_sqrt);
-  });
+  with_iter_outputs(
+      iter, [&](const at::Tensor& in, std::bitset<64> mask, const std::vector<at::Tensor>& out) {
+        run_var(in, mask, out[0], out.size() > 1 ? out[1] : at::Tensor(), correction, take_sqrt);
+      });
 }
 
 void nansum_iter(at::TensorIterator& iter) {
-  with_iter_outputs(iter, [&](const at::Tensor& in, std::bitset<64> mask,
-                              const std::vector<at::Tensor>& out) {
-    run_reduce(in, mask, out[0], Reduction{Op::kSum, Map::kNanZero});
-  });
+  with_iter_outputs(
+      iter, [&](const at::Tensor& in, std::bitset<64> mask, const std::vector<at::Tensor>& out) {
+        run_reduce(in, mask, out[0], Reduction{Op::kSum, Map::kNanZero});
+      });
 }
 
 // The p-norm as the CPU computes it: p = 0 counts the non-zeros, +-inf take the max/min of |x|,
@@ -586,18 +584,17 @@ void norm_iter(at::TensorIterator& iter, const c10::Scalar& ord) {
     r.finish = Finish::kPow;
     r.fin_p = 1.0 / p;
   }
-  with_iter_outputs(iter, [&](const at::Tensor& in, std::bitset<64> mask,
-                              const std::vector<at::Tensor>& out) {
-    run_reduce(in, mask, out[0], r);
-  });
+  with_iter_outputs(
+      iter, [&](const at::Tensor& in, std::bitset<64> mask, const std::vector<at::Tensor>& out) {
+        run_reduce(in, mask, out[0], r);
+      });
 }
 
 using VarFn = at::Tensor (*)(const at::Tensor&, at::OptionalIntArrayRef,
                              const std::optional<at::Scalar>&, bool);
 using VarOutFn = at::Tensor& (*)(const at::Tensor&, at::OptionalIntArrayRef,
                                  const std::optional<at::Scalar>&, bool, at::Tensor&);
-using VarMeanFn = std::tuple<at::Tensor, at::Tensor> (*)(const at::Tensor&,
-                                                         at::OptionalIntArrayRef,
+using VarMeanFn = std::tuple<at::Tensor, at::Tensor> (*)(const at::Tensor&, at::OptionalIntArrayRef,
                                                          const std::optional<at::Scalar>&, bool);
 using NansumFn = at::Tensor (*)(const at::Tensor&, at::OptionalIntArrayRef, bool,
                                 std::optional<at::ScalarType>);

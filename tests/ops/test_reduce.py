@@ -447,7 +447,7 @@ def _stat_ref(fn, x):
 def _assert_stat_close(got, ref):
     if isinstance(ref, tuple):
         assert isinstance(got, tuple) and len(got) == len(ref)
-        for g, r in zip(got, ref):
+        for g, r in zip(got, ref, strict=True):
             _assert_stat_close(g, r)
         return
     rtol, atol = TOLERANCES[ref.dtype]
@@ -483,7 +483,9 @@ def test_var_std_like_float64(name, dtype):
     x = make_cpu((6, 5, 7), dtype, low=96, high=104)
     xo = x.to(DEVICE)
     for dims, keepdim, correction in STAT_ARGS:
-        ref = _stat_ref(lambda t: fn(t, dims, correction=correction, keepdim=keepdim), x)
+        ref = _stat_ref(
+            lambda t, d=dims, c=correction, k=keepdim: fn(t, d, correction=c, keepdim=k), x
+        )
         got = fn(xo, dims, correction=correction, keepdim=keepdim)
         _assert_stat_close(got, ref)
 
@@ -528,7 +530,7 @@ def test_var_std_empty_like_cpu():
             ref = fn(x, dims)
             got = fn(x.to(DEVICE), dims)
             if isinstance(ref, tuple):
-                for g, r in zip(got, ref):
+                for g, r in zip(got, ref, strict=True):
                     assert_ocl_close(g, r)
             else:
                 assert_ocl_close(got, ref)
@@ -611,7 +613,7 @@ def test_vector_norm_like_float64(p):
     x[0, 0, :3] = 0.0  # zeros: counted out by p=0, send negative p to 0
     xo = x.to(DEVICE)
     for dims, keepdim in ((None, False), (1, False), (-1, True), ((0, 2), False), ((2, 0), True)):
-        ref = _norm_ref(lambda t: torch.linalg.vector_norm(t, p, dims, keepdim), x)
+        ref = _norm_ref(lambda t, d=dims, k=keepdim: torch.linalg.vector_norm(t, p, d, k), x)
         got = torch.linalg.vector_norm(xo, p, dims, keepdim)
         assert_ocl_close(got, ref)
 
@@ -762,7 +764,9 @@ def test_nansum_out_and_empty():
     e = torch.empty(0, 3)
     assert_ocl_close(torch.nansum(e.to(DEVICE), 0), torch.nansum(e, 0))
     assert_ocl_close(torch.nanmean(e.to(DEVICE), 0), torch.nanmean(e, 0))
-    _raises_like_cpu(lambda t, d: torch.nansum(t, 1, dtype=torch.float64, out=_e(torch.float32, d)), x)
+    _raises_like_cpu(
+        lambda t, d: torch.nansum(t, 1, dtype=torch.float64, out=_e(torch.float32, d)), x
+    )
 
 
 @pytest.mark.parametrize(
@@ -778,9 +782,9 @@ def test_count_nonzero_like_cpu(dtype):
     xo = x.to(DEVICE)
     for dims in (None, 0, -1, (0, 2), (2, 0, 1), ()):
         assert_ocl_close(torch.count_nonzero(xo, dims), torch.count_nonzero(x, dims))
-    t = x.transpose(0, 2)
-    assert_ocl_close(torch.count_nonzero(t.to(DEVICE) if False else xo.transpose(0, 2), 1),
-                     torch.count_nonzero(t, 1))  # fmt: skip
+    assert_ocl_close(
+        torch.count_nonzero(xo.transpose(0, 2), 1), torch.count_nonzero(x.transpose(0, 2), 1)
+    )
     _raises_like_cpu(lambda t, d: torch.count_nonzero(t, (0, 0)), x)
     _raises_like_cpu(lambda t, d: torch.count_nonzero(t, 3), x)
 
