@@ -57,11 +57,12 @@
 #error "define exactly one of OP_SUM, OP_PROD, OP_MAX, OP_MIN"
 #endif
 
+// clang-format off
 #if defined(MAP_ABS) + defined(MAP_SQUARE) + defined(MAP_POW) + defined(MAP_NONZERO) + \
-        defined(MAP_NANZERO) + defined(MAP_SQDEV) >                                    \
-    1
+    defined(MAP_NANZERO) + defined(MAP_SQDEV) > 1
 #error "define at most one MAP_ option"
 #endif
+// clang-format on
 #if defined(FIN_SQRT) + defined(FIN_POW) > 1
 #error "define at most one FIN_ option"
 #endif
