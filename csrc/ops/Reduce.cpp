@@ -557,6 +557,11 @@ void std_var_iter(at::TensorIterator& iter, double correction, bool take_sqrt) {
 }
 
 void nansum_iter(at::TensorIterator& iter) {
+  // An integer result (out= of an integer dtype: ATen converts the input to it) has no NaN
+  // kernel on the CPU either.
+  const at::ScalarType t = iter.input(0).scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"nansum_cpu\" not implemented for '", t,
+                              "'");
   with_iter_outputs(
       iter, [&](const at::Tensor& in, std::bitset<64> mask, const std::vector<at::Tensor>& out) {
         run_reduce(in, mask, out[0], Reduction{Op::kSum, Map::kNanZero});
