@@ -521,7 +521,9 @@ MAP_CASES = [
     ("abs", None, "max", 0.0, 0.0),  # inf-norm
     ("abs", None, "min", 0.0, 0.0),  # -inf-norm
     ("square", "sqrt", "sum", 0.0, 0.0),  # 2-norm
-    ("pow", "pow", "sum", 3.0, 1.0 / 3.0),  # 3-norm
+    ("pow", "pow", "sum", 3.0, 1.0 / 3.0),  # 3-norm (whole p: by multiplication)
+    ("pow", "pow", "sum", -2.0, -0.5),  # whole negative p
+    ("pow", "pow", "sum", 17.0, 1.0 / 17.0),  # whole, but through pow()
     ("pow", "pow", "sum", 0.5, 2.0),  # fractional norm
     ("pow", "pow", "sum", -1.5, -1.0 / 1.5),  # negative p
     ("nonzero", None, "sum", 0.0, 0.0),  # 0-norm
