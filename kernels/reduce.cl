@@ -1,10 +1,10 @@
 // Reductions over the inner dimension of a 2-D view.
 //
 // Problem: for m < M,
-//   out[out_off + m*out_stride] = FINISH(REDUCE_{k<K} in[in_off + m*sm + k*sk])
-// with element offsets/strides (sm, sk, out_stride >= 0). FINISH multiplies by
-// `scale` for OP_SUM (the host passes 1 for sum, 1/K for mean) and is the
-// identity for the other ops. All index arithmetic is 64-bit.
+//   out[out_off + m*out_stride] = FINISH(scale * REDUCE_{k<K} MAP(in[in_off + m*sm + k*sk]))
+// with element offsets/strides (sm, sk, out_stride >= 0). The scale applies to OP_SUM only (the
+// host passes 1 for sum, 1/K for mean, 1/max(0, K - correction) for a variance); MAP and FINISH
+// are the identity unless a MAP_ / FIN_ option is given. All index arithmetic is 64-bit.
 //
 // Build options:
 //   -DIN_T=<tag>   input storage tag (common.clh tags)
@@ -12,16 +12,21 @@
 //   -DACC_T=<tag>  accumulator tag: float for float/half/bfloat16, double for
 //                  double, long for integer/bool sums
 //   exactly one of -DOP_SUM -DOP_PROD -DOP_MAX -DOP_MIN
+//   at most one element map (applied to each loaded element, result in ACC_T):
+//     -DMAP_ABS      |x|                       (1-norm, inf-norms)
+//     -DMAP_SQUARE   x*x                       (2-norm)
+//     -DMAP_POW      |x|^map_p                 (other p-norms; whole p by multiplication)
+//     -DMAP_NONZERO  x != 0 as 1 or 0          (0-norm, count_nonzero; tested before conversion)
+//     -DMAP_NANZERO  NaN -> 0                  (nansum)
+//     -DMAP_SQDEV    (x - aux[aux_off + m])^2  (variance: aux holds each row's mean as ACC_T)
+//   at most one finish: -DFIN_SQRT sqrt(v), -DFIN_POW pow(v, fin_p)
 //   -DLWS=<n>      work-group size, a power of two (default 256)
-//   vector norms (linalg_vector_norm), on floating ACC_T:
-//   -DMAP_ABS | -DMAP_SQUARE | -DMAP_NONZERO | -DMAP_POW -DRED_P=<p>
-//                  each element x is replaced by |x|, x*x, (x != 0) or |x|^p as it is
-//                  loaded (the first pass only: the host leaves it out when reducing partials)
-//   -DFINISH_SQRT | -DFINISH_ROOT -DRED_P=<p>
-//                  the result r becomes sqrt(r) or r^(1/p) before it is stored (the last pass)
-// K == 0 gives 0 for OP_SUM and 1 for OP_PROD; OP_MAX/OP_MIN propagate NaN
+// K == 0 gives FINISH(0) for OP_SUM and 1 for OP_PROD; OP_MAX/OP_MIN propagate NaN
 // like torch (any NaN in a row makes the result NaN) and are not launched with
 // K == 0.
+//
+// Arguments after the problem: ACC scale, ACC map_p, ACC fin_p, aux buffer + aux_off (ignored
+// unless MAP_SQDEV; the host passes any buffer).
 //
 // Launch geometry (1-D NDRange, local size always explicit):
 //   reduce_rows:    global = {M*LWS},            local = {LWS}
@@ -32,12 +37,12 @@
 //                   do nothing); each loops over all K (good for sm == 1 and
 //                   moderate K).
 //   reduce_partial: global = {M*G*LWS},          local = {LWS}
-//                   group id = m*G + g reduces k in [g*chunk, min(K,(g+1)*chunk))
-//                   and writes the unscaled partial, as ACC_T, to part[part_off + m*G + g]
-//                   (an empty chunk writes the identity: 0 sum, 1 prod,
+//                   group id = m*G + g reduces MAP(x) for k in [g*chunk, min(K,(g+1)*chunk))
+//                   and writes the unscaled, unfinished partial, as ACC_T, to
+//                   part[part_off + m*G + g] (an empty chunk writes the identity: 0 sum, 1 prod,
 //                   -inf/+inf or the integer limits for max/min).
-//                   The host finishes with reduce_rows built with IN_T=ACC_T
-//                   (same OUT_T, ACC_T, OP and LWS) on part with in_off=0,
+//                   The host finishes with reduce_rows built with IN_T=ACC_T and no map
+//                   (same OUT_T, ACC_T, OP, finish and LWS) on part with in_off=0,
 //                   sm=G, sk=1, K=G and the scale.
 
 #ifndef LWS
@@ -52,7 +57,18 @@
 #error "define exactly one of OP_SUM, OP_PROD, OP_MAX, OP_MIN"
 #endif
 
+// clang-format off
+#if defined(MAP_ABS) + defined(MAP_SQUARE) + defined(MAP_POW) + defined(MAP_NONZERO) + \
+    defined(MAP_NANZERO) + defined(MAP_SQDEV) > 1
+#error "define at most one MAP_ option"
+#endif
+// clang-format on
+#if defined(FIN_SQRT) + defined(FIN_POW) > 1
+#error "define at most one FIN_ option"
+#endif
+
 #define ACC REG_TYPE(ACC_T)
+#define IN REG_TYPE(IN_T)
 
 // Per-tag properties of the accumulator type.
 #define RED_IS_FLOAT_float 1
@@ -136,32 +152,71 @@ inline ACC red_combine(ACC a, ACC b) {
 #endif
 }
 
-#if defined(MAP_ABS)
-#define RED_MAP(x) fabs(x)
-#elif defined(MAP_SQUARE)
-#define RED_MAP(x) ((x) * (x))
-#elif defined(MAP_NONZERO)
-#define RED_MAP(x) ((ACC)((x) != 0))
-#elif defined(MAP_POW)
-#define RED_MAP(x) pow(fabs(x), (ACC)RED_P)
-#else
-#define RED_MAP(x) (x)
+#if defined(MAP_POW)
+// a^p for a >= 0: by repeated squaring when p is a whole number up to 16 in magnitude (a few
+// roundings; pow() can cost hundreds of ns per element, e.g. on PoCL), else pow().
+inline ACC red_pow(ACC a, ACC p) {
+  if (p == rint(p) && fabs(p) <= (ACC)16) {
+    uint n = (uint)fabs(p);
+    ACC r = (ACC)1, b = a;
+    while (n != 0) {
+      if (n & 1u) r *= b;
+      b *= b;
+      n >>= 1;
+    }
+    return p < 0 ? (ACC)1 / r : r;
+  }
+  return pow(a, p);
+}
 #endif
 
-// Reduce the n elements in[idx + j*step], j < n.
-inline ACC red_strided(__global const STORE_TYPE(IN_T)* in, long idx, long step, ulong n) {
+// The element map: x (an input element) -> the value reduced, in ACC. `row` is the row's
+// value from aux (MAP_SQDEV), `p` the exponent (MAP_POW).
+inline ACC red_map(IN x, ACC row, ACC p) {
+#if defined(MAP_ABS)
+  return fabs(CONVERT(ACC_T, x));
+#elif defined(MAP_SQUARE)
+  const ACC v = CONVERT(ACC_T, x);
+  return v * v;
+#elif defined(MAP_POW)
+  return red_pow(fabs(CONVERT(ACC_T, x)), p);
+#elif defined(MAP_NONZERO)
+  return x != 0 ? (ACC)1 : (ACC)0;
+#elif defined(MAP_NANZERO)
+  const ACC v = CONVERT(ACC_T, x);
+  return isnan(v) ? (ACC)0 : v;
+#elif defined(MAP_SQDEV)
+  const ACC d = CONVERT(ACC_T, x) - row;
+  return d * d;
+#else
+  return CONVERT(ACC_T, x);
+#endif
+}
+
+// Reduce the n mapped elements in[idx + j*step], j < n.
+inline ACC red_strided(__global const STORE_TYPE(IN_T)* in, long idx, long step, ulong n, ACC row,
+                       ACC p) {
   ACC acc = RED_IDENTITY;
   ulong j = 0;
   while (j < n) {
     ulong end = min(n, j + (ulong)RED_BLOCK);
     ACC blk = RED_IDENTITY;
     for (; j < end; ++j) {
-      blk = red_combine(blk, RED_MAP(CONVERT(ACC_T, LOAD(IN_T, in, idx))));
+      blk = red_combine(blk, red_map(LOAD(IN_T, in, idx), row, p));
       idx += step;
     }
     acc = red_combine(acc, blk);
   }
   return acc;
+}
+
+// The row value of MAP_SQDEV (0 otherwise).
+inline ACC red_row(__global const STORE_TYPE(ACC_T)* aux, ulong aux_off, ulong m) {
+#if defined(MAP_SQDEV)
+  return LOAD(ACC_T, aux, (long)aux_off + (long)m);
+#else
+  return (ACC)0;
+#endif
 }
 
 // Number of k in [0, n) with k % LWS == lid (lid < LWS; 0 when n <= lid).
@@ -179,12 +234,7 @@ inline ACC red_group(ACC v, __local ACC* scratch, uint lid) {
   return scratch[0];
 }
 
-inline void red_store(__global STORE_TYPE(OUT_T)* out, long idx, ACC v, ACC scale) {
-#if defined(FINISH_SQRT)
-  v = sqrt(v);
-#elif defined(FINISH_ROOT)
-  v = pow(v, (ACC)1 / (ACC)RED_P);
-#endif
+inline void red_store(__global STORE_TYPE(OUT_T)* out, long idx, ACC v, ACC scale, ACC fin_p) {
 #if defined(OP_SUM)
 #if ACC_IS_FLOAT
   v = v * scale;
@@ -192,34 +242,42 @@ inline void red_store(__global STORE_TYPE(OUT_T)* out, long idx, ACC v, ACC scal
   v = red_mul(v, scale);
 #endif
 #endif
+#if defined(FIN_SQRT)
+  v = sqrt(v);
+#elif defined(FIN_POW)
+  v = pow(v, fin_p);
+#endif
   STORE(OUT_T, out, idx, CONVERT(OUT_T, v));
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_rows(
     ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk,
-    __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale) {
+    __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale, ACC map_p,
+    ACC fin_p, __global const STORE_TYPE(ACC_T)* aux, ulong aux_off) {
   __local ACC scratch[LWS];
   const ulong m = get_group_id(0);
   const uint lid = (uint)get_local_id(0);
   if (m >= M) return;  // uniform over the group
   const long base = (long)in_off + (long)m * sm + (long)lid * sk;
-  ACC v = red_strided(in, base, (long)LWS * sk, red_count(K, lid));
+  ACC v = red_strided(in, base, (long)LWS * sk, red_count(K, lid), red_row(aux, aux_off, m), map_p);
   v = red_group(v, scratch, lid);
-  if (lid == 0) red_store(out, (long)out_off + (long)m * out_stride, v, scale);
+  if (lid == 0) red_store(out, (long)out_off + (long)m * out_stride, v, scale, fin_p);
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_cols(
     ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk,
-    __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale) {
+    __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale, ACC map_p,
+    ACC fin_p, __global const STORE_TYPE(ACC_T)* aux, ulong aux_off) {
   const ulong m = get_global_id(0);
   if (m >= M) return;
-  ACC v = red_strided(in, (long)in_off + (long)m * sm, sk, K);
-  red_store(out, (long)out_off + (long)m * out_stride, v, scale);
+  ACC v = red_strided(in, (long)in_off + (long)m * sm, sk, K, red_row(aux, aux_off, m), map_p);
+  red_store(out, (long)out_off + (long)m * out_stride, v, scale, fin_p);
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_partial(
     ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk,
-    __global STORE_TYPE(ACC_T)* part, ulong part_off, ulong G, ulong chunk) {
+    __global STORE_TYPE(ACC_T)* part, ulong part_off, ulong G, ulong chunk, ACC map_p,
+    __global const STORE_TYPE(ACC_T)* aux, ulong aux_off) {
   __local ACC scratch[LWS];
   const ulong grp = get_group_id(0);
   const uint lid = (uint)get_local_id(0);
@@ -229,7 +287,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_partial(
   const ulong k0 = min(K, g * chunk);
   const ulong k1 = min(K, k0 + chunk);
   const long base = (long)in_off + (long)m * sm + (long)(k0 + lid) * sk;
-  ACC v = red_strided(in, base, (long)LWS * sk, red_count(k1 - k0, lid));
+  ACC v = red_strided(in, base, (long)LWS * sk, red_count(k1 - k0, lid), red_row(aux, aux_off, m),
+                      map_p);
   v = red_group(v, scratch, lid);
   if (lid == 0) STORE(ACC_T, part, (long)part_off + (long)grp, v);
 }

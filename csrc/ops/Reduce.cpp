@@ -1,30 +1,54 @@
-// Reductions: sum, mean, prod, amax/amin, full max/min and linalg_vector_norm, over all or given
-// dims, keepdim, dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim
-// with kernels/argreduce.cl. Ops that ATen declares structured are registered through Structured.h
-// (meta checks, out= checks and resizing, outputs overlapping an input). Every reduction becomes a
-// 2-D problem out[m] = R_k in[m*sm + k*sk] after permuting the reduced dims last.
+// Reductions: sum, mean, prod, amax/amin, aminmax and full max/min, over all or given dims,
+// keepdim, dtype= and out=, with kernels/reduce.cl; argmax/argmin and max/min along a dim with
+// kernels/argreduce.cl; var/std (and with the mean), p-norms, renorm, nansum and count_nonzero with
+// reduce.cl's element maps and finishes. Ops that ATen declares structured are registered through
+// Structured.h (meta checks, out= checks and resizing, outputs overlapping an input); where
+// ATen's implementation reaches a DispatchStub with a reduction TensorIterator (std_var_stub,
+// nansum_stub, norm_stub, renorm_scale_factor_stub), ATen's own implementation is registered
+// and only the stub is ours.
+// Every reduction becomes a 2-D problem out[m] = R_k in[m*sm + k*sk] after permuting the reduced
+// dims last.
+#include <ATen/TensorIterator.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
-#include <ATen/ops/abs.h>
+#include <ATen/native/DispatchStub.h>
+#include <ATen/native/Normalization.h>
+#include <ATen/native/ReduceOps.h>
+#include <ATen/ops/add.h>
 #include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
+#include <ATen/ops/aminmax_meta.h>
 #include <ATen/ops/any_meta.h>
 #include <ATen/ops/argmax_meta.h>
 #include <ATen/ops/argmin_meta.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full_like.h>
+#include <ATen/ops/gt.h>
 #include <ATen/ops/linalg_vector_norm_meta.h>
+#include <ATen/ops/linalg_vector_norm_native.h>
 #include <ATen/ops/max_meta.h>
 #include <ATen/ops/mean_meta.h>
 #include <ATen/ops/min_meta.h>
+#include <ATen/ops/nansum_native.h>
 #include <ATen/ops/ne.h>
+#include <ATen/ops/norm_meta.h>
+#include <ATen/ops/norm_native.h>
+#include <ATen/ops/prod_meta.h>
+#include <ATen/ops/renorm_meta.h>
+#include <ATen/ops/renorm_native.h>
+#include <ATen/ops/std_mean_native.h>
+#include <ATen/ops/std_native.h>
 #include <ATen/ops/sum_meta.h>
+#include <ATen/ops/var_mean_native.h>
+#include <ATen/ops/var_native.h>
+#include <ATen/ops/where.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <bitset>
 #include <cmath>
-#include <sstream>
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
@@ -35,8 +59,24 @@ namespace torch_ocl {
 namespace {
 
 enum class Op { kSum, kProd, kMax, kMin };
+// reduce.cl's element maps and finishes (MAP_*, FIN_*).
+enum class Map { kNone, kAbs, kSquare, kPow, kNonzero, kNanZero, kSqDev };
+enum class Finish { kNone, kSqrt, kPow };
 
-const char* op_option(Op op) {
+// What one reduction computes: FINISH(scale * OP_k MAP(x[m, k])), scale = 1, or for a sum with
+// `divide` 1 / max(0, K - correction) (a mean, a variance).
+struct Reduction {
+  Op op;
+  Map map = Map::kNone;
+  Finish finish = Finish::kNone;
+  bool divide = false;
+  double correction = 0;
+  double map_p = 0;  // MAP_POW's exponent
+  double fin_p = 0;  // FIN_POW's exponent
+  at::Tensor row;    // MAP_SQDEV: each row's mean, accumulation dtype, contiguous
+};
+
+std::string op_options(Op op) {
   switch (op) {
     case Op::kSum:
       return "-DOP_SUM";
@@ -46,6 +86,38 @@ const char* op_option(Op op) {
       return "-DOP_MAX";
     case Op::kMin:
       return "-DOP_MIN";
+  }
+  return "";
+}
+
+std::string map_options(Map map) {
+  switch (map) {
+    case Map::kNone:
+      return "";
+    case Map::kAbs:
+      return " -DMAP_ABS";
+    case Map::kSquare:
+      return " -DMAP_SQUARE";
+    case Map::kPow:
+      return " -DMAP_POW";
+    case Map::kNonzero:
+      return " -DMAP_NONZERO";
+    case Map::kNanZero:
+      return " -DMAP_NANZERO";
+    case Map::kSqDev:
+      return " -DMAP_SQDEV";
+  }
+  return "";
+}
+
+std::string finish_options(Finish finish) {
+  switch (finish) {
+    case Finish::kNone:
+      return "";
+    case Finish::kSqrt:
+      return " -DFIN_SQRT";
+    case Finish::kPow:
+      return " -DFIN_POW";
   }
   return "";
 }
@@ -112,73 +184,117 @@ Problem make_problem(const at::Tensor& self, std::bitset<64> reduced) {
   return p;
 }
 
+// The arguments after the problem (see reduce.cl): [scale,] map_p, fin_p, aux.
+void push_reduction_args(KernelLaunch& launch, const Reduction& r, double scale, bool partial,
+                         at::ScalarType acc, const BufferRef& fallback_aux, size_t fallback_item) {
+  if (!partial) push_compute_scalar(launch, c10::Scalar(scale), acc);
+  push_operand_scalar(launch, c10::Scalar(r.map_p), acc);
+  if (!partial) push_operand_scalar(launch, c10::Scalar(r.fin_p), acc);
+  if (r.row.defined())
+    launch.buffer(buffer_of(r.row), r.row.itemsize());
+  else
+    launch.buffer(fallback_aux, fallback_item);  // unused by the kernel
+}
+
 void launch_reduce(const char* kernel, int device, const std::string& opts, size_t global,
                    size_t lws, uint64_t M, uint64_t K, const BufferRef& in, size_t in_item,
                    int64_t sm, int64_t sk, const BufferRef& out, size_t out_item,
-                   int64_t out_stride, const c10::Scalar& scale, at::ScalarType acc) {
+                   int64_t out_stride, const Reduction& r, double scale, at::ScalarType acc) {
   cl_kernel k = get_kernel(device, "reduce.cl", kernel, opts);
   KernelLaunch launch(k);
   launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
   launch.buffer(in, in_item).arg(static_cast<cl_long>(sm)).arg(static_cast<cl_long>(sk));
   launch.buffer(out, out_item).arg(static_cast<cl_long>(out_stride));
-  push_compute_scalar(launch, scale, acc);
+  push_reduction_args(launch, r, scale, false, acc, in, in_item);
   launch.enqueue1d(device, global, lws);
 }
 
-// Build options of a vector norm's passes: `map` for the pass that reads the input, `finish`
-// for the pass that writes the result (kernels/reduce.cl).
-struct NormOptions {
-  std::string map, finish;
-};
-
-// Reduces `self` over `reduced` dims into `out` (contiguous, in kept-dim order).
-void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tensor& out, Op op,
-                bool mean, const NormOptions& norm = {}) {
-  Problem p = make_problem(self, reduced);
+// Reduces problem `p` into `out` (contiguous, M elements in kept-dim order).
+void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
   if (p.M == 0) return;
+  const Op op = r.op;
   TORCH_CHECK(p.K > 0 || op == Op::kSum || op == Op::kProd,
               "torch-ocl: max()/min() of an empty reduction is undefined: reduce over a non-empty "
               "dimension");
-  const int device = self.device().index();
+  const int device = p.input.device().index();
   const at::ScalarType in_t = p.input.scalar_type(), out_t = out.scalar_type();
   const at::ScalarType acc = acc_type(op == Op::kSum || op == Op::kProd ? out_t : in_t);
-  const c10::Scalar scale = mean ? c10::Scalar(1.0 / static_cast<double>(p.K)) : c10::Scalar(1);
+  TORCH_INTERNAL_ASSERT(!r.row.defined() || (r.row.scalar_type() == acc && r.row.is_contiguous()));
+  const double scale =
+      r.divide ? 1.0 / std::max(0.0, static_cast<double>(p.K) - r.correction) : 1.0;
   const BufferRef in = buffer_of(p.input), dst = buffer_of(out);
   const size_t in_item = p.input.itemsize(), out_item = out.itemsize();
-  auto options = [&](at::ScalarType in_type, size_t lws) {
-    std::string o = std::string(op_option(op)) + " -DIN_T=" + type_tag(in_type, device) +
-                    " -DOUT_T=" + type_tag(out_t, device) + " -DACC_T=" + type_tag(acc, device) +
-                    " -DLWS=" + std::to_string(lws);
-    return o;
+  // `first`: the pass that reads the input (with the element map); the pass over partials reads
+  // accumulator values and maps nothing.
+  auto options = [&](at::ScalarType in_type, size_t lws, bool first) {
+    return op_options(op) + (first ? map_options(r.map) : std::string()) +
+           finish_options(r.finish) + " -DIN_T=" + type_tag(in_type, device) +
+           " -DOUT_T=" + type_tag(out_t, device) + " -DACC_T=" + type_tag(acc, device) +
+           " -DLWS=" + std::to_string(lws);
   };
   const uint64_t M = p.M, K = p.K;
   if (M < 64 && K >= 16384) {
     // Few long rows: split each row into G chunks, then reduce the partials.
     const uint64_t G = std::min<uint64_t>((K + 8191) / 8192, std::max<uint64_t>(1, 256 / M));
     const uint64_t chunk = (K + G - 1) / G;
-    at::Tensor part = at::empty({static_cast<int64_t>(M * G)}, self.options().dtype(acc));
+    at::Tensor part = at::empty({static_cast<int64_t>(M * G)}, p.input.options().dtype(acc));
     const BufferRef pb = buffer_of(part);
     {
-      cl_kernel k =
-          get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, 256) + norm.map);
+      cl_kernel k = get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, 256, true));
       KernelLaunch launch(k);
       launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
       launch.buffer(in, in_item).arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
       launch.buffer(pb, part.itemsize())
           .arg(static_cast<cl_ulong>(G))
           .arg(static_cast<cl_ulong>(chunk));
+      push_reduction_args(launch, r, scale, true, acc, in, in_item);
       launch.enqueue1d(device, M * G * 256, 256);
     }
-    launch_reduce("reduce_rows", device, options(acc, 64) + norm.finish, M * 64, 64, M, G, pb,
-                  part.itemsize(), static_cast<int64_t>(G), 1, dst, out_item, 1, scale, acc);
+    launch_reduce("reduce_rows", device, options(acc, 64, false), M * 64, 64, M, G, pb,
+                  part.itemsize(), static_cast<int64_t>(G), 1, dst, out_item, 1, r, scale, acc);
   } else if (p.sk == 1 || M < 256 || K > 4096) {
     const size_t lws = K >= 1024 ? 256 : 64;
-    launch_reduce("reduce_rows", device, options(in_t, lws) + norm.map + norm.finish, M * lws, lws,
-                  M, K, in, in_item, p.sm, p.sk, dst, out_item, 1, scale, acc);
+    launch_reduce("reduce_rows", device, options(in_t, lws, true), M * lws, lws, M, K, in, in_item,
+                  p.sm, p.sk, dst, out_item, 1, r, scale, acc);
   } else {
-    launch_reduce("reduce_cols", device, options(in_t, 64) + norm.map + norm.finish, M, 64, M, K,
-                  in, in_item, p.sm, p.sk, dst, out_item, 1, scale, acc);
+    launch_reduce("reduce_cols", device, options(in_t, 64, true), M, 64, M, K, in, in_item, p.sm,
+                  p.sk, dst, out_item, 1, r, scale, acc);
   }
+}
+
+// Reduces `self` over `reduced` dims into `out` (contiguous, in kept-dim order).
+void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tensor& out,
+                const Reduction& r) {
+  run_problem(make_problem(self, reduced), out, r);
+}
+void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tensor& out, Op op,
+                bool mean) {
+  Reduction r{op};
+  r.divide = mean;
+  run_reduce(self, reduced, out, r);
+}
+
+// Variance (or standard deviation with take_sqrt) of `self` over `reduced` into `var`, and the
+// mean into `mean` if defined (both contiguous, in kept-dim order), in two passes: the mean of
+// each row in the accumulation dtype, then the mean squared deviation from it, divided by
+// max(0, K - correction).
+void run_var(const at::Tensor& self, std::bitset<64> reduced, const at::Tensor& var,
+             const at::Tensor& mean, double correction, bool take_sqrt) {
+  const Problem p = make_problem(self, reduced);
+  if (p.M == 0) return;
+  const at::ScalarType acc = acc_type(var.scalar_type());
+  at::Tensor row = mean.defined() && mean.scalar_type() == acc
+                       ? mean
+                       : at::empty({p.M}, self.options().dtype(acc));
+  Reduction r1{Op::kSum};
+  r1.divide = true;
+  run_problem(p, row, r1);
+  Reduction r2{Op::kSum, Map::kSqDev, take_sqrt ? Finish::kSqrt : Finish::kNone};
+  r2.divide = true;
+  r2.correction = correction;
+  r2.row = row;
+  run_problem(p, var, r2);
+  if (mean.defined() && !row.is_same(mean)) mean.copy_(row.view(mean.sizes()));
 }
 
 std::bitset<64> dims_mask(const at::Tensor& self, at::OptionalIntArrayRef dims) {
@@ -194,14 +310,26 @@ std::bitset<64> dims_mask(const at::Tensor& self, at::OptionalIntArrayRef dims) 
 // declare the output (shape, and dtype from dtype= or out=); the kernels below get a contiguous
 // output in kept-dim order that overlaps no input. ----
 
+// The elements a sum or product into `out` reduces. The CPU converts them to the result dtype
+// first: into a bool result every non-zero element counts (0.5 too), which converting to the
+// integer accumulator would truncate away.
+at::Tensor as_result_elements(const at::Tensor& self, const at::Tensor& out) {
+  const bool to_bool = out.scalar_type() == at::kBool && self.scalar_type() != at::kBool;
+  return to_bool ? self.ne(0) : self;
+}
+
 void sum_kernel(const Outputs<1>& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
                 bool keepdim, std::optional<at::ScalarType> dtype) {
-  // The CPU converts the elements to the result dtype first: into a bool result every non-zero
-  // element counts (0.5 too), which converting to the integer accumulator would truncate away.
-  const bool to_bool = out[0].scalar_type() == at::kBool && self.scalar_type() != at::kBool;
-  run_reduce(to_bool ? self.ne(0) : self, dims_mask(self, dims), out[0], Op::kSum, false);
+  run_reduce(as_result_elements(self, out[0]), dims_mask(self, dims), out[0], Op::kSum, false);
 }
 using SumDim = Structured<at::meta::structured_sum_dim_IntList, sum_kernel>;
+
+void prod_kernel(const Outputs<1>& out, const at::Tensor& self, int64_t dim, bool keepdim,
+                 std::optional<at::ScalarType> dtype) {
+  run_reduce(as_result_elements(self, out[0]), dims_mask(self, at::IntArrayRef(dim)), out[0],
+             Op::kProd, false);
+}
+using ProdDim = Structured<at::meta::structured_prod_dim_int, prod_kernel>;
 
 void mean_kernel(const Outputs<1>& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
                  bool keepdim, std::optional<at::ScalarType> dtype) {
@@ -252,54 +380,6 @@ using AnyDim = Structured<at::meta::structured_any_dim, logical_dim_kernel<Op::k
 using AllDims = Structured<at::meta::structured_all_dims, logical_dims_kernel<Op::kMin>>;
 using AnyDims = Structured<at::meta::structured_any_dims, logical_dims_kernel<Op::kMax>>;
 
-// linalg_vector_norm: the sum of |x|^p (x*x for 2, |x| for 1, x != 0 for 0) or the max/min of
-// |x| (+-inf), accumulated in float (double for double) and rooted in the last pass; dtype= casts
-// the input first, as the CPU does. A reduction over size-1 dims only is |x| (x != 0 for ord 0),
-// the CPU's shortcut (so x*x cannot overflow there).
-std::string p_literal(double p) {
-  std::ostringstream o;
-  o.precision(17);
-  o << p;
-  return o.str();
-}
-
-void vector_norm_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Scalar& ord,
-                        at::OptionalIntArrayRef dim, bool keepdim,
-                        std::optional<at::ScalarType> dtype) {
-  const double p = ord.toDouble();
-  const at::Tensor x = dtype && *dtype != self.scalar_type() ? self.to(*dtype) : self;
-  const std::bitset<64> reduced = dims_mask(self, dim);
-  bool unit = true;
-  for (int64_t d = 0; d < self.dim(); ++d) unit = unit && (!reduced[d] || self.size(d) == 1);
-  if (unit) {
-    const at::Tensor v = x.reshape(out[0].sizes());
-    if (p == 0) {
-      out[0].copy_(v.ne(0));
-    } else {
-      at::abs_out(const_cast<at::Tensor&>(out[0]), v);
-    }
-    return;
-  }
-  NormOptions o;
-  Op op = Op::kSum;
-  if (std::isinf(p)) {
-    op = p > 0 ? Op::kMax : Op::kMin;
-    o.map = " -DMAP_ABS";
-  } else if (p == 0) {
-    o.map = " -DMAP_NONZERO";
-  } else if (p == 1) {
-    o.map = " -DMAP_ABS";
-  } else if (p == 2) {
-    o.map = " -DMAP_SQUARE";
-    o.finish = " -DFINISH_SQRT";
-  } else {
-    o.map = " -DMAP_POW -DRED_P=" + p_literal(p);
-    o.finish = " -DFINISH_ROOT -DRED_P=" + p_literal(p);
-  }
-  run_reduce(x, reduced, out[0], op, false, o);
-}
-using VectorNorm = Structured<at::meta::structured_linalg_vector_norm, vector_norm_kernel>;
-
 // ---- functional-only reductions (no out= registered) ----
 
 at::ScalarType sum_dtype(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
@@ -314,7 +394,7 @@ at::Tensor sum_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) 
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   at::Tensor out = at::empty({}, self.options().dtype(sum_dtype(self, dtype)));
-  run_reduce(self, dims_mask(self, {}), out, Op::kProd, false);
+  run_reduce(as_result_elements(self, out), dims_mask(self, {}), out, Op::kProd, false);
   return out;
 }
 
@@ -372,6 +452,158 @@ void extreme_dim_kernel(const Outputs<2>& out, const at::Tensor& self, int64_t d
 using MaxDim = Structured<at::meta::structured_max_dim, extreme_dim_kernel<true>>;
 using MinDim = Structured<at::meta::structured_min_dim, extreme_dim_kernel<false>>;
 
+// aminmax: min and max in two passes (outputs shaped by the meta function).
+void aminmax_kernel(const Outputs<2>& out, const at::Tensor& self, std::optional<int64_t> dim,
+                    bool keepdim) {
+  std::bitset<64> mask;
+  if (dim && self.dim() > 0)
+    mask.set(at::maybe_wrap_dim(*dim, self.dim()));
+  else
+    mask = dims_mask(self, {});
+  run_reduce(self, mask, out[0], Op::kMin, false);
+  run_reduce(self, mask, out[1], Op::kMax, false);
+}
+using Aminmax = Structured<at::meta::structured_aminmax, aminmax_kernel>;
+
+// count_nonzero over dims (none: all), int64, as the CPU's count_nonzero: the sum of x != 0.
+at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
+  const std::bitset<64> mask = dims_mask(self, dims);
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!mask[d]) shape.push_back(self.size(d));
+  at::Tensor out = at::empty(shape, self.options().dtype(at::kLong));
+  run_reduce(self, mask, out, Reduction{Op::kSum, Map::kNonzero});
+  return out;
+}
+
+// ---- ATen's implementations, our stubs ----
+
+// ATen's structured impl class (at::native::structured_<op>_out), run as the kernel of a
+// Structured<Meta, ...> registration: the meta part already ran there; the impl computes into the
+// working output and reaches our kernels through the dispatcher or a DispatchStub.
+template <class Impl>
+struct AtenImpl final : Impl {
+  const at::Tensor& maybe_get_output(int64_t) override {
+    TORCH_INTERNAL_ASSERT(false, "torch-ocl: an ATen impl asked for its meta outputs");
+  }
+};
+
+void vector_norm_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Scalar& ord,
+                        at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<at::ScalarType> dtype) {
+  AtenImpl<at::native::structured_linalg_vector_norm_out>().impl(self, ord, dim, keepdim, dtype,
+                                                                 out[0]);
+}
+using VectorNorm = Structured<at::meta::structured_linalg_vector_norm, vector_norm_kernel>;
+
+void norm_kernel(const Outputs<1>& out, const at::Tensor& self, const std::optional<at::Scalar>& p,
+                 at::IntArrayRef dim, bool keepdim) {
+  AtenImpl<at::native::structured_norm_out>().impl(self, scalar_ref(p), dim, keepdim, out[0]);
+}
+void norm_dtype_kernel(const Outputs<1>& out, const at::Tensor& self,
+                       const std::optional<at::Scalar>& p, at::IntArrayRef dim, bool keepdim,
+                       at::ScalarType dtype) {
+  AtenImpl<at::native::structured_norm_dtype_out>().impl(self, scalar_ref(p), dim, keepdim, dtype,
+                                                         out[0]);
+}
+using NormDim = Structured<at::meta::structured_norm_ScalarOpt_dim, norm_kernel>;
+using NormDimDtype = Structured<at::meta::structured_norm_ScalarOpt_dim_dtype, norm_dtype_kernel>;
+
+// renorm: ATen's impl takes the norm over every dim but `dim` (our norm) and multiplies self by
+// the factor of renorm_scale_factor_stub (below).
+void renorm_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Scalar& p, int64_t dim,
+                   const at::Scalar& maxnorm) {
+  AtenImpl<at::native::structured_renorm_out>().impl(self, p, dim, maxnorm, out[0]);
+}
+using Renorm = Structured<at::meta::structured_renorm, renorm_kernel>;
+
+// The factor as the CPU computes it: maxnorm / (norm + 1e-7) where norm > maxnorm, else 1, in
+// the norm's dtype (float for half/bfloat16), then converted to the output's (native ops).
+void renorm_factor_iter(at::TensorIteratorBase& iter, double maxnorm) {
+  const at::Tensor& norm = iter.input(0);
+  const at::Tensor scaled = at::div(at::full_like(norm, maxnorm), at::add(norm, 1e-7));
+  iter.output(0).copy_(at::where(at::gt(norm, maxnorm), scaled, 1.0));
+}
+
+// A reduction TensorIterator from ATen's make_reduction: its outputs are the results viewed at
+// the input's rank with every reduced dim as size 1, input(0) the input (already converted to
+// the dtype the reduction computes in). The reduced dims are those the outputs have as 1.
+std::bitset<64> iter_reduced_dims(const at::TensorIteratorBase& iter) {
+  const at::Tensor& in = iter.input(0);
+  const at::Tensor& out = iter.output(0);
+  TORCH_INTERNAL_ASSERT(in.dim() == out.dim() && in.dim() <= 64);
+  std::bitset<64> mask;
+  for (int64_t d = 0; d < in.dim(); ++d)
+    if (out.size(d) == 1 && in.size(d) != 1) mask.set(d);
+  return mask;
+}
+
+// Runs `compute(input, mask, outputs)` on outputs the kernels can write (contiguous, apart from
+// the input), copying temporaries back into the iterator's outputs.
+template <class F>
+void with_iter_outputs(const at::TensorIteratorBase& iter, F compute) {
+  const at::Tensor& in = iter.input(0);
+  std::vector<at::Tensor> work;
+  for (int i = 0; i < iter.noutputs(); ++i) work.push_back(working_output(iter.output(i), {&in}));
+  compute(in, iter_reduced_dims(iter), work);
+  for (int i = 0; i < iter.noutputs(); ++i) finish_out(iter.output(i), work[i]);
+}
+
+void std_var_iter(at::TensorIterator& iter, double correction, bool take_sqrt) {
+  with_iter_outputs(
+      iter, [&](const at::Tensor& in, std::bitset<64> mask, const std::vector<at::Tensor>& out) {
+        run_var(in, mask, out[0], out.size() > 1 ? out[1] : at::Tensor(), correction, take_sqrt);
+      });
+}
+
+void nansum_iter(at::TensorIterator& iter) {
+  // An integer result (out= of an integer dtype: ATen converts the input to it) has no NaN
+  // kernel on the CPU either.
+  const at::ScalarType t = iter.input(0).scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"nansum_cpu\" not implemented for '", t,
+                              "'");
+  with_iter_outputs(
+      iter, [&](const at::Tensor& in, std::bitset<64> mask, const std::vector<at::Tensor>& out) {
+        run_reduce(in, mask, out[0], Reduction{Op::kSum, Map::kNanZero});
+      });
+}
+
+// The p-norm as the CPU computes it: p = 0 counts the non-zeros, +-inf take the max/min of |x|,
+// 1 and 2 sum |x| and x*x (then sqrt), any other p sums |x|^p and takes the 1/p-th power.
+void norm_iter(at::TensorIterator& iter, const c10::Scalar& ord) {
+  const double p = ord.toDouble();
+  Reduction r{Op::kSum};
+  if (p == 0) {
+    r.map = Map::kNonzero;
+  } else if (p == 1) {
+    r.map = Map::kAbs;
+  } else if (p == 2) {
+    r.map = Map::kSquare;
+    r.finish = Finish::kSqrt;
+  } else if (std::isinf(p)) {
+    r.op = p > 0 ? Op::kMax : Op::kMin;
+    r.map = Map::kAbs;
+  } else {
+    r.map = Map::kPow;
+    r.map_p = p;
+    r.finish = Finish::kPow;
+    r.fin_p = 1.0 / p;
+  }
+  with_iter_outputs(
+      iter, [&](const at::Tensor& in, std::bitset<64> mask, const std::vector<at::Tensor>& out) {
+        run_reduce(in, mask, out[0], r);
+      });
+}
+
+using VarFn = at::Tensor (*)(const at::Tensor&, at::OptionalIntArrayRef,
+                             const std::optional<at::Scalar>&, bool);
+using VarOutFn = at::Tensor& (*)(const at::Tensor&, at::OptionalIntArrayRef,
+                                 const std::optional<at::Scalar>&, bool, at::Tensor&);
+using VarMeanFn = std::tuple<at::Tensor, at::Tensor> (*)(const at::Tensor&, at::OptionalIntArrayRef,
+                                                         const std::optional<at::Scalar>&, bool);
+using NansumFn = at::Tensor (*)(const at::Tensor&, at::OptionalIntArrayRef, bool,
+                                std::optional<at::ScalarType>);
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -407,8 +639,37 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("amax.out", Amax::out);
   m.impl("amin", Amin::functional);
   m.impl("amin.out", Amin::out);
+  m.impl("prod.dim_int", ProdDim::functional);
+  m.impl("prod.int_out", ProdDim::out);
+  m.impl("aminmax", Aminmax::functional);
+  m.impl("aminmax.out", Aminmax::out2);
+  m.impl("count_nonzero.dim_IntList", count_nonzero_dims);
   m.impl("linalg_vector_norm", VectorNorm::functional);
   m.impl("linalg_vector_norm.out", VectorNorm::out);
+  m.impl("norm.ScalarOpt_dim", NormDim::functional);
+  m.impl("norm.out", NormDim::out);
+  m.impl("norm.ScalarOpt_dim_dtype", NormDimDtype::functional);
+  m.impl("norm.dtype_out", NormDimDtype::out);
+  // ATen's own implementations (argument checks, dtypes, empty inputs, CPU messages); their
+  // DispatchStubs are ours (below).
+  m.impl("var.correction", static_cast<VarFn>(&at::native::var));
+  m.impl("var.correction_out", static_cast<VarOutFn>(&at::native::var_out));
+  m.impl("std.correction", static_cast<VarFn>(&at::native::std));
+  m.impl("std.correction_out", static_cast<VarOutFn>(&at::native::std_out));
+  m.impl("var_mean.correction", static_cast<VarMeanFn>(&at::native::var_mean));
+  m.impl("std_mean.correction", static_cast<VarMeanFn>(&at::native::std_mean));
+  m.impl("nansum", static_cast<NansumFn>(&at::native::nansum));
+  m.impl("nansum.out", &at::native::nansum_out);
+  m.impl("renorm", Renorm::functional);
+  m.impl("renorm.out", Renorm::out);
+  m.impl("renorm_", Renorm::inplace);
 }
 
 }  // namespace torch_ocl
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(std_var_stub, &torch_ocl::std_var_iter)
+REGISTER_PRIVATEUSE1_DISPATCH(nansum_stub, &torch_ocl::nansum_iter)
+REGISTER_PRIVATEUSE1_DISPATCH(norm_stub, &torch_ocl::norm_iter)
+REGISTER_PRIVATEUSE1_DISPATCH(renorm_scale_factor_stub, &torch_ocl::renorm_factor_iter)
+}  // namespace at::native

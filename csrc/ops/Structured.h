@@ -97,6 +97,11 @@ at::Tensor meta_like(const at::Tensor& t);
 template <size_t N>
 using Outputs = std::array<at::Tensor, N>;
 
+// An optional Scalar argument as meta functions and structured impls take it.
+inline at::OptionalScalarRef scalar_ref(const std::optional<at::Scalar>& s) {
+  return s ? at::OptionalScalarRef(&*s) : at::OptionalScalarRef();
+}
+
 namespace structured_detail {
 
 enum class Mode { kFunctional, kOut, kInplace };
@@ -109,9 +114,7 @@ const T& meta_arg(const T& v) {
 inline at::OptionalTensorRef meta_arg(const std::optional<at::Tensor>& t) {
   return t && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
 }
-inline at::OptionalScalarRef meta_arg(const std::optional<at::Scalar>& s) {
-  return s ? at::OptionalScalarRef(*s) : at::OptionalScalarRef();
-}
+inline at::OptionalScalarRef meta_arg(const std::optional<at::Scalar>& s) { return scalar_ref(s); }
 
 // The argument type of the registered op (its schema's C++ type) for a meta/impl argument type.
 template <class T>

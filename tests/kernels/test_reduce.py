@@ -4,7 +4,9 @@ Every launch follows the geometry stated at the top of reduce.cl:
   reduce_rows    global = {M*LWS},           local = {LWS}
   reduce_cols    global = {roundup(M, LWS)}, local = {LWS}
   reduce_partial global = {M*G*LWS},         local = {LWS}, then reduce_rows with IN_T=ACC_T
-                 on the partials (in_off=0, sm=G, sk=1, K=G) and the scale, as the host does.
+                 and no element map on the partials (in_off=0, sm=G, sk=1, K=G) and the scale,
+                 as the host does.
+The element maps (MAP_*) and finishes (FIN_*) are checked against numpy on the mapped values.
 """
 
 import pathlib
@@ -99,21 +101,25 @@ def reference(tag, op, vals, scale=None):
         )
 
 
-def _opts(in_tag, out_tag, acc_tag, op, lws):
+def _opts(in_tag, out_tag, acc_tag, op, lws, map_=None, fin=None):
     return (
         "-DIN_T=" + in_tag,
         "-DOUT_T=" + out_tag,
         "-DACC_T=" + acc_tag,
         "-DOP_" + op.upper(),
         f"-DLWS={lws}",
+        *(["-DMAP_" + map_.upper()] if map_ else []),
+        *(["-DFIN_" + fin.upper()] if fin else []),
     )
 
 
 def run_reduce(
     ctx, queue, build, kernel, in_tag, op, flat, M, K, in_off, sm, sk,
     out_off=0, out_stride=1, scale=1, lws=256, G=4, chunk=None, acc_tag=None, out_tag=None,
+    map_=None, fin=None, map_p=0.0, fin_p=0.0, row=None,
 ):  # fmt: skip
-    """Run one reduction as the host would; returns (out values, whole out buffer, sentinel)."""
+    """Run one reduction as the host would; returns (out values, out tag, acc tag).
+    map_/fin name a MAP_/FIN_ option ("abs", "sqrt", ...); row is MAP_SQDEV's per-row value."""
     acc_d, out_d = acc_out(in_tag, op)
     acc_tag = acc_tag or acc_d
     out_tag = out_tag or out_d
@@ -121,19 +127,26 @@ def run_reduce(
     out_fill = np.full(n_out, 77, dtype=STORE[out_tag])
     out_buf = buffer(ctx, out_fill)
     in_buf = buffer(ctx, flat)
-    scale_arg = REG[acc_tag](scale)
-    prog = build("reduce", _opts(in_tag, out_tag, acc_tag, op, lws))
+    acc_t = REG[acc_tag]
+    scale_arg, map_p_arg, fin_p_arg = acc_t(scale), acc_t(map_p), acc_t(fin_p)
+    aux_off = 2  # the row values live inside a larger allocation
+    aux = np.zeros(aux_off + M, dtype=STORE[acc_tag])
+    if row is not None:
+        aux[aux_off:] = row
+    aux_buf = buffer(ctx, aux)
+    prog = build("reduce", _opts(in_tag, out_tag, acc_tag, op, lws, map_, fin))
     u64, i64 = np.uint64, np.int64
+    tail = (scale_arg, map_p_arg, fin_p_arg, aux_buf, u64(aux_off))
     if kernel == "rows":
         cl.Kernel(prog, "reduce_rows")(
             queue, (M * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
-            out_buf, u64(out_off), i64(out_stride), scale_arg,
+            out_buf, u64(out_off), i64(out_stride), *tail,
         )  # fmt: skip
     elif kernel == "cols":
         gsz = -(-M // lws) * lws
         cl.Kernel(prog, "reduce_cols")(
             queue, (gsz,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
-            out_buf, u64(out_off), i64(out_stride), scale_arg,
+            out_buf, u64(out_off), i64(out_stride), *tail,
         )  # fmt: skip
     else:
         if chunk is None:
@@ -143,12 +156,12 @@ def run_reduce(
         part_buf = buffer(ctx, part)
         cl.Kernel(prog, "reduce_partial")(
             queue, (M * G * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
-            part_buf, u64(part_off), u64(G), u64(chunk),
+            part_buf, u64(part_off), u64(G), u64(chunk), map_p_arg, aux_buf, u64(aux_off),
         )  # fmt: skip
-        prog2 = build("reduce", _opts(acc_tag, out_tag, acc_tag, op, lws))
+        prog2 = build("reduce", _opts(acc_tag, out_tag, acc_tag, op, lws, None, fin))
         cl.Kernel(prog2, "reduce_rows")(
             queue, (M * lws,), (lws,), u64(M), u64(G), part_buf, u64(part_off), i64(G), i64(1),
-            out_buf, u64(out_off), i64(out_stride), scale_arg,
+            out_buf, u64(out_off), i64(out_stride), *tail,
         )  # fmt: skip
     res = np.empty_like(out_fill)
     cl.enqueue_copy(queue, res, out_buf)
@@ -469,3 +482,136 @@ def test_source_states_geometry():
     head = src.split("#ifndef LWS")[0]
     for text in ("global = {M*LWS}", "global = {roundup(M, LWS)}", "global = {M*G*LWS}"):
         assert text in head
+
+
+# ------------------------------------------------------------------------------------------
+# Element maps and finishes (norms, count_nonzero, nansum, variance)
+
+
+def mapped(map_, vals, map_p=0.0, row=None):
+    """numpy float64 image of reduce.cl's element map."""
+    with np.errstate(all="ignore"):
+        if map_ == "abs":
+            return np.abs(vals)
+        if map_ == "square":
+            return vals * vals
+        if map_ == "pow":
+            return np.abs(vals) ** map_p
+        if map_ == "nonzero":
+            return (vals != 0).astype(np.float64)
+        if map_ == "nanzero":
+            return np.where(np.isnan(vals), 0.0, vals)
+        if map_ == "sqdev":
+            return (vals - row[:, None]) ** 2
+    return vals
+
+
+def finished(fin, v, fin_p=0.0):
+    with np.errstate(all="ignore"):
+        if fin == "sqrt":
+            return np.sqrt(v)
+        if fin == "pow":
+            return v**fin_p
+    return v
+
+
+# (map, finish, op, map_p, fin_p): every map and finish the host uses
+MAP_CASES = [
+    ("abs", None, "sum", 0.0, 0.0),  # 1-norm
+    ("abs", None, "max", 0.0, 0.0),  # inf-norm
+    ("abs", None, "min", 0.0, 0.0),  # -inf-norm
+    ("square", "sqrt", "sum", 0.0, 0.0),  # 2-norm
+    ("pow", "pow", "sum", 3.0, 1.0 / 3.0),  # 3-norm (whole p: by multiplication)
+    ("pow", "pow", "sum", -2.0, -0.5),  # whole negative p
+    ("pow", "pow", "sum", 17.0, 1.0 / 17.0),  # whole, but through pow()
+    ("pow", "pow", "sum", 0.5, 2.0),  # fractional norm
+    ("pow", "pow", "sum", -1.5, -1.0 / 1.5),  # negative p
+    ("nonzero", None, "sum", 0.0, 0.0),  # 0-norm
+    ("nanzero", None, "sum", 0.0, 0.0),  # nansum
+    ("sqdev", "sqrt", "sum", 0.0, 0.0),  # std (the scale is 1 / (K - correction))
+]
+
+
+def _case_id(case):
+    map_, fin, op, map_p, _ = case
+    return f"{map_}-{op}{'-' + fin if fin else ''}{f'-p{map_p:g}' if map_ == 'pow' else ''}"
+
+
+@pytest.mark.parametrize("case", MAP_CASES, ids=_case_id)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_maps_and_finishes(ctx, queue, build, rng, slow, kernel, case):
+    map_, fin, op, map_p, fin_p = case
+    tag = "float"
+    shapes = ((3, 9), (1, 70)) if slow else ((5, 37), (1, 1000), (130, 20))
+    for M, K in shapes:
+        data = (rng.standard_normal((M, K)) * 3).astype(np.float32)
+        data[:, ::7] = 0.0  # zeros: the 0-norm counts them out, negative p sends them to inf
+        if map_ == "nanzero":
+            data[0, 1] = np.nan
+            data[-1, -1] = np.nan
+            data[0, 2] = np.inf
+        if map_ == "pow" and map_p < 0:
+            data[:, ::7] = 0.5  # one zero would make every such row's norm 0
+        for in_off, sm, sk in ((1, K, 1), (2, 1, M + 1)):
+            flat = strided_input(sentinel(tag), data, in_off, sm, sk)
+            vals = to_f64(tag, view2d(flat, M, K, in_off, sm, sk))
+            row = vals.mean(axis=1) + 0.25 if map_ == "sqdev" else None
+            scale = 1.0 / (K - 0.5) if map_ == "sqdev" else 1.0
+            got, out_tag, acc_tag = run_reduce(
+                ctx, queue, build, kernel, tag, op, flat, M, K, in_off, sm, sk, out_stride=2,
+                lws=32 if slow else 64, G=3, map_=map_, fin=fin, map_p=map_p, fin_p=fin_p,
+                row=None if row is None else row.astype(np.float32), scale=scale,
+            )  # fmt: skip
+            if row is not None:
+                row = row.astype(np.float32).astype(np.float64)
+            m = mapped(map_, vals, map_p, row)
+            red = {"sum": np.sum, "max": np.max, "min": np.min}[op](m, axis=1)
+            ref = finished(fin, red * (scale if op == "sum" else 1.0), fin_p)
+            got = to_f64(out_tag, got)
+            # float accumulation of |x|^p and friends: a few hundred eps of the magnitude
+            mag = finished(fin, np.sum(np.abs(m), axis=1) * scale, fin_p) if op == "sum" else ref
+            tol = 2e-5 * np.abs(mag) + 1e-30
+            with np.errstate(invalid="ignore"):
+                err = np.where(got == ref, 0.0, np.abs(got - ref))  # equal infinities
+            assert np.all(err <= tol), (M, K, in_off, sm, sk, got, ref)
+
+
+@pytest.mark.parametrize("tag", ("half", "int", "bool", "uchar", "bfloat16"))
+def test_nonzero_map_before_conversion(ctx, queue, build, rng, tag):
+    """count_nonzero of any dtype: x != 0 is tested on the element, so 0.5 counts in a long
+    accumulator and -0.0 does not."""
+    M, K = 4, 50
+    if tag in ("half", "bfloat16"):
+        data32 = rng.choice(np.array([0.0, -0.0, 0.5, -0.25, 3.0], np.float32), size=(M, K))
+        data = from_f32(tag, data32)
+    else:
+        data = gen(rng, tag, "sum", (M, K))
+        data[:, ::3] = 0
+    flat = strided_input(sentinel(tag), data, 0, K, 1)
+    for kernel in KERNELS:
+        got, out_tag, _ = run_reduce(
+            ctx, queue, build, kernel, tag, "sum", flat, M, K, 0, K, 1, acc_tag="long",
+            out_tag="long", map_="nonzero", lws=16, G=3,
+        )  # fmt: skip
+        want = (to_f64(tag, data) != 0).sum(axis=1)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_sqdev_double_and_large_offset(ctx, queue, build, has_fp64, rng, slow):
+    """The variance pass keeps its accuracy when the data sit far from zero (the row mean is
+    subtracted before squaring), in float and double."""
+    K = 300 if slow else 20000
+    for tag in ("float", "double"):
+        need_fp64(has_fp64, tag) if tag == "double" else None
+        data = (1000.0 + rng.standard_normal((2, K))).astype(STORE[tag])
+        vals = data.astype(np.float64)
+        row = vals.mean(axis=1).astype(STORE[tag])
+        flat = strided_input(sentinel(tag), data, 0, K, 1)
+        for kernel in KERNELS:
+            got, out_tag, _ = run_reduce(
+                ctx, queue, build, kernel, tag, "sum", flat, 2, K, 0, K, 1, map_="sqdev",
+                row=row, scale=1.0 / (K - 1), lws=64, G=5,
+            )  # fmt: skip
+            ref = ((vals - row.astype(np.float64)[:, None]) ** 2).sum(axis=1) / (K - 1)
+            rel = np.abs(to_f64(out_tag, got) - ref) / ref
+            assert np.all(rel < (1e-5 if tag == "float" else 1e-12)), rel

@@ -208,6 +208,8 @@ def _i(seed=0, shape=(4, 5)):
 
 
 def _table():
+    """out= overloads: key -> [(args, functional, {keyword-only args})...] (the dict optional);
+    in-place variants: key -> [args...]."""
     logp = torch.log_softmax(_x(3), 1)
     target = torch.tensor([0, 4, 2, 1])
     y = torch.softmax(_x(1), 1)
@@ -239,6 +241,18 @@ def _table():
         "sum.IntList_out": [
             ((_x(), [1], False), aten.sum.dim_IntList),
             ((_x(), [0, 1], True), aten.sum.dim_IntList),
+        ],
+        # Reductions (csrc/ops/Reduce.cpp) that OpInfo reaches only through other overloads.
+        "prod.int_out": [
+            ((_x(), 1, False), aten.prod.dim_int),
+            ((_x(), 0, True), aten.prod.dim_int),
+        ],
+        "norm.out": [
+            ((_x(), 2, [1], False), aten.norm.ScalarOpt_dim),
+            ((_x(), 3.0, [0, 1], True), aten.norm.ScalarOpt_dim),
+        ],
+        "norm.dtype_out": [
+            ((_x(), 1, [0], False), aten.norm.ScalarOpt_dim_dtype, {"dtype": torch.float64})
         ],
         "clamp.out": [((_x(), -1.0, 1.0), aten.clamp.default)],
         "clamp_max.out": [((_x(), 0.5), aten.clamp_max.default)],
@@ -322,14 +336,20 @@ def _table_cases():
     for key, rows in out_table.items():
         ovl = _overload(key)
         names = [a.name for a in ovl._schema.arguments if a.is_out]
-        for k, (args, fn) in enumerate(rows):
+        for k, (args, fn, *more) in enumerate(rows):
+            kwargs = more[0] if more else {}  # keyword-only arguments (not tensors)
 
-            def with_out(args, out, ovl=ovl, names=names):
+            def with_out(args, out, ovl=ovl, names=names, kwargs=kwargs):
                 outs = out if isinstance(out, tuple) else (out,)
-                return ovl(*args, **dict(zip(names, outs, strict=True)))
+                return ovl(*args, **kwargs, **dict(zip(names, outs, strict=True)))
 
             out_cases.setdefault(key, []).append(
-                Case(f"table[{k}]", args, functional=lambda *a, fn=fn: fn(*a), with_out=with_out)
+                Case(
+                    f"table[{k}]",
+                    args,
+                    functional=lambda *a, fn=fn, kwargs=kwargs: fn(*a, **kwargs),
+                    with_out=with_out,
+                )
             )
     for key, rows in inplace_table.items():
         ovl = _overload(key)

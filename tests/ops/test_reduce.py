@@ -12,6 +12,7 @@ import torch
 from ocl_testing import (
     DEVICE,
     LARGE,
+    TOLERANCES,
     assert_ocl_close,
     dtype_id,
     make_cpu,
@@ -424,3 +425,479 @@ def test_argmax_and_max_dim_like_cpu(dtype):
             assert_ocl_close(got.indices, ref.indices)
     assert_ocl_close(torch.argmax(xo), torch.argmax(x))
     assert_ocl_close(torch.argmin(xo, keepdim=True), torch.argmin(x, keepdim=True))
+
+
+def test_mean_of_integers_message_like_cpu():
+    _raises_like_cpu(lambda x, d: x.mean(), torch.arange(6))
+    _raises_like_cpu(lambda x, d: torch.mean(x, 0, dtype=torch.int32), torch.arange(6.0))
+
+
+# ------------------------------------------------------------------------------------------
+# var / std / var_mean / std_mean (ATen's implementations, our two-pass std_var_stub)
+
+
+def _stat_ref(fn, x):
+    """fn on float64 CPU, rounded to x's dtype (var/std results keep the input dtype)."""
+    r = fn(x.double())
+    if isinstance(r, tuple):
+        return tuple(t.to(x.dtype) for t in r)
+    return r.to(x.dtype)
+
+
+def _assert_stat_close(got, ref):
+    if isinstance(ref, tuple):
+        assert isinstance(got, tuple) and len(got) == len(ref)
+        for g, r in zip(got, ref, strict=True):
+            _assert_stat_close(g, r)
+        return
+    rtol, atol = TOLERANCES[ref.dtype]
+    assert_ocl_close(got, ref, rtol=2 * rtol, atol=atol)
+
+
+STAT_FNS = {
+    "var": torch.var,
+    "std": torch.std,
+    "var_mean": torch.var_mean,
+    "std_mean": torch.std_mean,
+}
+
+# (dims, keepdim, correction) over a (6, 5, 7) tensor
+STAT_ARGS = [
+    (None, False, None),
+    (1, False, 0),
+    (-1, True, 1),
+    ((0, 2), False, 2),
+    ((2, 0), True, 0.5),
+    ([], False, 1),  # [] reduces everything, as None
+]
+
+
+@pytest.mark.parametrize("name", list(STAT_FNS))
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=dtype_id
+)
+def test_var_std_like_float64(name, dtype):
+    skip_unsupported(dtype)
+    fn = STAT_FNS[name]
+    # far from zero: a one-pass sum of squares would lose most digits here
+    x = make_cpu((6, 5, 7), dtype, low=96, high=104)
+    xo = x.to(DEVICE)
+    for dims, keepdim, correction in STAT_ARGS:
+        ref = _stat_ref(
+            lambda t, d=dims, c=correction, k=keepdim: fn(t, d, correction=c, keepdim=k), x
+        )
+        got = fn(xo, dims, correction=correction, keepdim=keepdim)
+        _assert_stat_close(got, ref)
+
+
+@pytest.mark.parametrize("name", list(STAT_FNS))
+def test_var_std_overloads_and_layouts(name):
+    fn = STAT_FNS[name]
+    base = make_cpu((9, 14), torch.float32)
+    for view in (lambda t: t, lambda t: t.t(), lambda t: t[:, ::3], lambda t: t.expand(3, 9, 14)):
+        x, xo = view(base), view(base.to(DEVICE))
+        _assert_stat_close(fn(xo), _stat_ref(fn, x))  # unbiased=True overload
+        _assert_stat_close(fn(xo, False), _stat_ref(lambda t: fn(t, False), x))
+        _assert_stat_close(fn(xo, 0, False, True), _stat_ref(lambda t: fn(t, 0, False, True), x))
+        _assert_stat_close(fn(xo, dim=-1), _stat_ref(lambda t: fn(t, dim=-1), x))
+
+
+def test_var_std_special_values_and_dof():
+    x = torch.tensor(
+        [[1.0, NAN, 2.0], [INF, 1.0, 2.0], [1.0, 1.0, 1.0], [-INF, -INF, 0.0], [3.0, 4.0, 5.0]]
+    )
+    xo = x.to(DEVICE)
+    for fn in (torch.var, torch.std):
+        assert_ocl_close(fn(xo, 1), fn(x, 1))
+        assert_ocl_close(fn(xo, 0), fn(x, 0))
+    # Degrees of freedom <= 0: the CPU warns and divides by 0 (inf, or NaN for 0/0).
+    one = torch.tensor([[2.0], [3.0]])
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        got = torch.var(one.to(DEVICE), 1)
+    assert_ocl_close(got, torch.var(one, 1))
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        got = torch.std(xo[4], correction=5)
+    assert_ocl_close(got, torch.std(x[4], correction=5))
+    v, m = torch.var_mean(one.to(DEVICE), 1, correction=0)
+    assert_ocl_close(v, torch.zeros(2))
+    assert_ocl_close(m, one[:, 0])
+
+
+def test_var_std_empty_like_cpu():
+    for shape, dims in (((0,), None), ((3, 0), 1), ((3, 0), 0), ((0, 4), 0)):
+        x = torch.empty(shape)
+        for fn in (torch.var, torch.std, torch.var_mean, torch.std_mean):
+            ref = fn(x, dims)
+            got = fn(x.to(DEVICE), dims)
+            if isinstance(ref, tuple):
+                for g, r in zip(got, ref, strict=True):
+                    assert_ocl_close(g, r)
+            else:
+                assert_ocl_close(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool], ids=dtype_id)
+@pytest.mark.parametrize("name", list(STAT_FNS))
+def test_var_std_of_integers_raise_like_cpu(name, dtype):
+    fn = STAT_FNS[name]
+    _raises_like_cpu(lambda x, d: fn(x), make_cpu((4, 3), dtype))
+    _raises_like_cpu(lambda x, d: fn(x, 1, correction=0), make_cpu((4, 3), dtype))
+
+
+def test_var_std_out():
+    x = make_cpu((7, 13), torch.float32)
+    xo = x.to(DEVICE)
+    out = torch.empty(0, device=DEVICE)
+    r = torch.var(xo, 1, correction=0, out=out)
+    assert r is out
+    _assert_stat_close(out, _stat_ref(lambda t: torch.var(t, 1, correction=0), x))
+    strided = torch.empty(13, 2, device=DEVICE)[:, 1]
+    torch.std(xo, 0, out=strided)
+    _assert_stat_close(strided, _stat_ref(lambda t: torch.std(t, 0), x))
+    v, m = torch.empty(0, device=DEVICE), torch.empty(0, device=DEVICE)
+    torch.ops.aten.var_mean.correction_out(xo, [1], correction=1, keepdim=True, out0=v, out1=m)
+    _assert_stat_close((v, m), _stat_ref(lambda t: torch.var_mean(t, 1, keepdim=True), x))
+    wide = torch.empty(0, dtype=torch.float64, device=DEVICE)  # the CPU computes into it
+    torch.var(xo, 1, out=wide)
+    assert_ocl_close(wide, torch.var(x, 1, out=torch.empty(0, dtype=torch.float64)))
+    _raises_like_cpu(lambda x, d: torch.std(x, 1, out=_e(torch.int64, d)), x)
+
+
+def test_var_std_long_rows_accurate():
+    """Rows long enough for the split (partial) path, mean far from zero: within float32
+    rounding of the float64 result."""
+    x = make_cpu((2, 50000), torch.float32, low=999, high=1001)
+    xo = x.to(DEVICE)
+    for fn in (torch.var, torch.std):
+        ref = fn(x.double(), 1)
+        got = fn(xo, 1).cpu().double()
+        assert ((got - ref).abs() / ref).max() < 1e-5
+    v, m = torch.var_mean(xo, 1)
+    assert ((m.cpu().double() - x.double().mean(1)).abs() / 1000).max() < 1e-6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=dtype_id)
+def test_var_std_huge_like_float64(dtype):
+    """1e7 elements (an all-reduce through the partial path) against float64."""
+    skip_unsupported(dtype)
+    n = 10_000_000
+    x = (torch.randn(n, generator=torch.Generator().manual_seed(3), dtype=torch.float64) + 50).to(
+        dtype
+    )
+    xo = x.to(DEVICE)
+    ref_v, ref_m = torch.var_mean(x.double())
+    v, m = torch.var_mean(xo)
+    rel = 1e-5 if dtype == torch.float32 else TOLERANCES[dtype][0]
+    assert abs(v.cpu().double().item() - ref_v.item()) <= rel * ref_v.item()
+    assert abs(m.cpu().double().item() - ref_m.item()) <= rel * abs(ref_m.item())
+    s = torch.std(xo.view(1000, 10000), 1).cpu().double()
+    ref_s = torch.std(x.double().view(1000, 10000), 1)
+    assert ((s - ref_s).abs() / ref_s).max() <= rel
+
+
+# ------------------------------------------------------------------------------------------
+# norms (ATen's linalg_vector_norm / norm implementations, our norm_stub)
+
+NORM_PS = [0, 1, 2, 3, 0.5, -1, -0.5, INF, -INF]
+
+
+def _norm_ref(fn, x, dtype=None):
+    r = fn(x.double())
+    return r.to(dtype or x.dtype)
+
+
+@pytest.mark.parametrize("p", NORM_PS, ids=lambda p: f"p{p}")
+def test_vector_norm_like_float64(p):
+    x = make_cpu((6, 5, 7), torch.float32)
+    x[0, 0, :3] = 0.0  # zeros: counted out by p=0, send negative p to 0
+    xo = x.to(DEVICE)
+    for dims, keepdim in ((None, False), (1, False), (-1, True), ((0, 2), False), ((2, 0), True)):
+        ref = _norm_ref(lambda t, d=dims, k=keepdim: torch.linalg.vector_norm(t, p, d, k), x)
+        got = torch.linalg.vector_norm(xo, p, dims, keepdim)
+        assert_ocl_close(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("p", [1, 2, 2.5, INF], ids=lambda p: f"p{p}")
+def test_vector_norm_dtypes(dtype, p):
+    skip_unsupported(dtype)
+    x = make_cpu((9, 11), dtype)
+    xo = x.to(DEVICE)
+    assert_ocl_close(torch.linalg.vector_norm(xo, p, 1), _norm_ref(
+        lambda t: torch.linalg.vector_norm(t, p, 1), x))  # fmt: skip
+    # dtype=: the input is converted first, the result has that dtype
+    wide = torch.float64 if dtype == torch.float64 else torch.float32
+    assert_ocl_close(
+        torch.linalg.vector_norm(xo, p, dtype=wide),
+        _norm_ref(lambda t: torch.linalg.vector_norm(t, p), x, wide),
+    )
+
+
+def test_norm_entry_points():
+    """torch.norm (p number, 'fro', dims, dtype=), linalg.norm's vector and Frobenius cases,
+    frobenius_norm, dist: all reach the native norm."""
+    x = make_cpu((8, 6), torch.float32)
+    xo = x.to(DEVICE)
+    cases = {
+        "norm": lambda t: torch.norm(t),
+        "norm_p3_dim": lambda t: torch.norm(t, 3, 1),
+        "norm_fro_dims": lambda t: torch.norm(t, "fro", (0, 1), keepdim=True),
+        "norm_inf_dim": lambda t: torch.norm(t, INF, 0),
+        "norm_dtype": lambda t: torch.norm(t, 2, 1, dtype=torch.float64),
+        "linalg_norm_vector": lambda t: torch.linalg.norm(t[0]),
+        "linalg_norm_ord_dim": lambda t: torch.linalg.norm(t, -INF, 1),
+        "linalg_norm_fro": lambda t: torch.linalg.norm(t),
+        "matrix_norm_fro": lambda t: torch.linalg.matrix_norm(t),
+        "matrix_norm_1": lambda t: torch.linalg.matrix_norm(t, 1),
+        "frobenius_norm": lambda t: torch.frobenius_norm(t, (0, 1)),
+        "dist": lambda t: torch.dist(t, t * 0.5 + 1, 3),
+        "tensor_norm_method": lambda t: t.norm(p=1, dim=1),
+    }
+    for name, fn in cases.items():
+        ref = fn(x.double())
+        got = fn(xo)
+        assert_ocl_close(got, ref.to(got.dtype)), name
+
+
+def test_norm_special_values_and_single_element_dims():
+    x = torch.tensor([[1.0, NAN, -3.0], [0.0, -2.0, 1.0], [INF, -2.0, 0.5], [0.0, 0.0, 0.0]])
+    xo = x.to(DEVICE)
+    for p in NORM_PS:
+        assert_ocl_close(torch.linalg.vector_norm(xo, p, 1), torch.linalg.vector_norm(x, p, 1))
+    # reducing only size-1 dims: ATen's path returns |x| (or x != 0 for p=0)
+    y = make_cpu((4, 1, 3), torch.float32)
+    for p in (0, 3, INF):
+        assert_ocl_close(
+            torch.linalg.vector_norm(y.to(DEVICE), p, 1), torch.linalg.vector_norm(y, p, 1)
+        )
+
+
+def test_norm_errors_and_empty_like_cpu():
+    e = torch.empty(0, 3)
+    for p in (0, 1, 2):
+        assert_ocl_close(
+            torch.linalg.vector_norm(e.to(DEVICE), p, 0), torch.linalg.vector_norm(e, p, 0)
+        )
+    for p in (INF, -1):
+        _raises_like_cpu(lambda t, d, p=p: torch.linalg.vector_norm(t, p, 0), e)
+    _raises_like_cpu(lambda t, d: torch.linalg.vector_norm(t), torch.arange(4))
+    _raises_like_cpu(lambda t, d: torch.norm(t, 2, 0), torch.arange(4))
+    x = make_cpu((3, 4), torch.float32)
+    _raises_like_cpu(lambda t, d: torch.linalg.vector_norm(t, 2, 1, out=_e(torch.float64, d)), x)
+    out = torch.empty(0, device=DEVICE)
+    torch.linalg.vector_norm(x.to(DEVICE), 2, 1, out=out)
+    assert_ocl_close(out, torch.linalg.vector_norm(x, 2, 1))
+
+
+@pytest.mark.slow
+def test_norm_huge_like_float64():
+    n = 10_000_000
+    x = torch.randn(n, generator=torch.Generator().manual_seed(4))
+    xo = x.to(DEVICE)
+    for p in (1, 2, 3):
+        ref = torch.linalg.vector_norm(x.double(), p).item()
+        got = torch.linalg.vector_norm(xo, p).cpu().item()
+        assert abs(got - ref) <= 1e-5 * ref, (p, got, ref)
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=dtype_id
+)
+def test_renorm_like_cpu(dtype):
+    skip_unsupported(dtype)
+    x = make_cpu((4, 5, 3), dtype)
+    xo = x.to(DEVICE)
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 2.0), (3, -1, 0.5), (INF, 2, 1.0), (2, 0, 100.0)):
+        ref = torch.renorm(x.double(), p, dim, maxnorm).to(dtype)
+        assert_ocl_close(torch.renorm(xo, p, dim, maxnorm), ref)
+    y = xo.clone()
+    y.renorm_(2, 1, 1.5)
+    assert_ocl_close(y, torch.renorm(x.double(), 2, 1, 1.5).to(dtype))
+    out = torch.empty(0, dtype=dtype, device=DEVICE)
+    torch.renorm(xo, 2, 0, 1.0, out=out)
+    assert_ocl_close(out, torch.renorm(x.double(), 2, 0, 1.0).to(dtype))
+    _raises_like_cpu(lambda t, d: torch.renorm(t, -1, 0, 1.0), x)
+    _raises_like_cpu(lambda t, d: torch.renorm(t, 2, 0, -1.0), x)
+
+
+# ------------------------------------------------------------------------------------------
+# nansum / nanmean, count_nonzero, aminmax, prod over a dim, logsumexp
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=dtype_id
+)
+def test_nansum_nanmean_like_cpu(dtype):
+    skip_unsupported(dtype)
+    x = make_cpu((6, 9), dtype)
+    x[0, 1] = x[3, 3] = x[3, 8] = NAN
+    x[5, :] = NAN  # all NaN: nansum 0, nanmean NaN
+    x[4, 2] = INF
+    xo = x.to(DEVICE)
+    for dims in (None, 0, 1, (0, 1)):
+        for fn in (torch.nansum, torch.nanmean):
+            ref = fn(x.double(), dims).to(dtype)
+            rtol, atol = TOLERANCES[dtype]
+            assert_ocl_close(fn(xo, dims), ref, rtol=4 * rtol, atol=atol)
+    assert_ocl_close(
+        torch.nansum(xo, 1, keepdim=True, dtype=torch.float64),
+        torch.nansum(x.double(), 1, keepdim=True),
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint8, torch.bool], ids=dtype_id)
+def test_nansum_of_integers_like_cpu(dtype):
+    x = make_cpu((5, 7), dtype)
+    xo = x.to(DEVICE)
+    assert_ocl_close(torch.nansum(xo), torch.nansum(x))
+    assert_ocl_close(torch.nansum(xo, 0), torch.nansum(x, 0))
+    _raises_like_cpu(lambda t, d: torch.nanmean(t), x)
+
+
+def test_nansum_out_and_empty():
+    x = make_cpu((4, 6), torch.float32)
+    x[1, 1] = NAN
+    out = torch.empty(0, device=DEVICE)
+    torch.nansum(x.to(DEVICE), 1, out=out)
+    assert_ocl_close(out, torch.nansum(x, 1))
+    e = torch.empty(0, 3)
+    assert_ocl_close(torch.nansum(e.to(DEVICE), 0), torch.nansum(e, 0))
+    assert_ocl_close(torch.nanmean(e.to(DEVICE), 0), torch.nanmean(e, 0))
+    _raises_like_cpu(
+        lambda t, d: torch.nansum(t, 1, dtype=torch.float64, out=_e(torch.float32, d)), x
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.int64, torch.uint8, torch.bool], ids=dtype_id
+)
+def test_count_nonzero_like_cpu(dtype):
+    skip_unsupported(dtype)
+    x = make_cpu((5, 4, 6), dtype, low=-2, high=3)
+    if dtype.is_floating_point:
+        x[0, 0, 0] = -0.0  # not counted
+        x[0, 0, 1] = NAN  # counted
+        x[1, 1, :] = 0.25  # counted, though it truncates to 0
+    xo = x.to(DEVICE)
+    for dims in (None, 0, -1, (0, 2), (2, 0, 1), ()):
+        assert_ocl_close(torch.count_nonzero(xo, dims), torch.count_nonzero(x, dims))
+    assert_ocl_close(
+        torch.count_nonzero(xo.transpose(0, 2), 1), torch.count_nonzero(x.transpose(0, 2), 1)
+    )
+    _raises_like_cpu(lambda t, d: torch.count_nonzero(t, (0, 0)), x)
+    _raises_like_cpu(lambda t, d: torch.count_nonzero(t, 3), x)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float64, torch.bfloat16, torch.int32, torch.uint8, torch.bool],
+    ids=dtype_id,
+)
+def test_aminmax_like_cpu(dtype):
+    skip_unsupported(dtype)
+    x = make_cpu((5, 8), dtype)
+    xo = x.to(DEVICE)
+    for kwargs in ({}, {"dim": 0}, {"dim": -1, "keepdim": True}, {"keepdim": True}):
+        got, ref = torch.aminmax(xo, **kwargs), torch.aminmax(x, **kwargs)
+        assert_ocl_close(got.min, ref.min, exact=True)
+        assert_ocl_close(got.max, ref.max, exact=True)
+    got, ref = torch.aminmax(xo.t(), dim=1), torch.aminmax(x.t(), dim=1)
+    assert_ocl_close(got.max, ref.max, exact=True)
+
+
+def test_aminmax_nan_empty_and_out():
+    x = torch.tensor([[1.0, NAN, 3.0], [-INF, 2.0, INF]])
+    xo = x.to(DEVICE)
+    got, ref = torch.aminmax(xo, dim=1), torch.aminmax(x, dim=1)
+    assert_ocl_close(got.min, ref.min)
+    assert_ocl_close(got.max, ref.max)
+    _raises_like_cpu(lambda t, d: torch.aminmax(t), torch.empty(0))
+    _raises_like_cpu(lambda t, d: torch.aminmax(t, dim=1), torch.empty(2, 0))
+    mn, mx = torch.empty(0, device=DEVICE), torch.empty(0, device=DEVICE)
+    torch.aminmax(xo, dim=0, out=(mn, mx))
+    ref = torch.aminmax(x, dim=0)
+    assert_ocl_close(mn, ref.min)
+    assert_ocl_close(mx, ref.max)
+    _raises_like_cpu(
+        lambda t, d: torch.aminmax(t, dim=0, out=(_e(torch.float64, d), _e(torch.float32, d))), x
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.int64, torch.int8, torch.bool], ids=dtype_id
+)
+def test_prod_dim_like_cpu(dtype):
+    skip_unsupported(dtype)
+    x = make_cpu((5, 6, 3), dtype, low=-2, high=3) if not dtype.is_floating_point else (
+        make_cpu((5, 6, 3), dtype, low=0.5, high=1.5))  # fmt: skip
+    xo = x.to(DEVICE)
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            ref = torch.prod(x.double() if dtype.is_floating_point else x, dim, keepdim)
+            assert_ocl_close(torch.prod(xo, dim, keepdim), ref.to(torch.prod(x, dim).dtype))
+    assert_ocl_close(torch.prod(xo, 1, dtype=torch.float64), torch.prod(x, 1, dtype=torch.float64))
+    out = torch.empty(0, dtype=torch.prod(x, 0).dtype, device=DEVICE)
+    torch.prod(xo.transpose(0, 1), 1, out=out)
+    assert_ocl_close(out, torch.prod(x.transpose(0, 1), 1))
+
+
+def test_prod_to_bool_and_empty_like_cpu():
+    x = torch.tensor([[0.5, 2.0], [0.0, 3.0]])
+    xo = x.to(DEVICE)
+    assert_ocl_close(torch.prod(xo, 1, dtype=torch.bool), torch.prod(x, 1, dtype=torch.bool))
+    assert_ocl_close(torch.prod(xo, dtype=torch.bool), torch.prod(x, dtype=torch.bool))
+    e = torch.empty(3, 0)
+    assert_ocl_close(torch.prod(e.to(DEVICE), 1), torch.prod(e, 1))
+    _raises_like_cpu(lambda t, d: torch.prod(t, 2), x)
+
+
+def test_logsumexp_like_cpu():
+    x = make_cpu((6, 9), torch.float32, low=-30, high=30)
+    x[0, :] = -INF  # all -inf: -inf
+    x[1, 3] = INF  # +inf: inf
+    x[2, 4] = NAN  # NaN
+    x[3, :2] = 80.0  # exp would overflow without the max shift
+    xo = x.to(DEVICE)
+    for dims, keepdim in ((1, False), (0, True), ((0, 1), False)):
+        ref = torch.logsumexp(x.double(), dims, keepdim).float()
+        assert_ocl_close(torch.logsumexp(xo, dims, keepdim), ref)
+    i = torch.arange(12).view(3, 4)
+    assert_ocl_close(torch.logsumexp(i.to(DEVICE), 1), torch.logsumexp(i, 1))
+    h = make_cpu((4, 5), torch.float16)
+    assert_ocl_close(torch.logsumexp(h.to(DEVICE), 1), torch.logsumexp(h.double(), 1).half())
+
+
+# ------------------------------------------------------------------------------------------
+# gradients (ATen's backward formulas on native ops)
+
+GRAD_CASES = {
+    "var": lambda t: t.var(1),
+    "std_correction0": lambda t: t.std(0, correction=0),
+    "var_mean": lambda t: sum(r.sum() for r in torch.var_mean(t, 1)),
+    "std_mean_all": lambda t: sum(r.sum() for r in torch.std_mean(t)),
+    "norm2": lambda t: torch.linalg.vector_norm(t, 2, 1),
+    "norm1": lambda t: torch.linalg.vector_norm(t, 1),
+    "norm_inf": lambda t: torch.linalg.vector_norm(t, INF, 1),
+    "fro": lambda t: torch.norm(t, "fro"),
+    "logsumexp": lambda t: torch.logsumexp(t, 1),
+    "nansum": lambda t: torch.nansum(t, 1),
+    "nanmean": lambda t: torch.nanmean(t, 0),
+    "prod_dim_nonzero": lambda t: t.prod(1),
+    "aminmax": lambda t: sum(r.sum() for r in torch.aminmax(t, dim=1)),
+    "renorm": lambda t: torch.renorm(t, 2, 0, 1.0),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAD_CASES))
+def test_reduction_gradients_like_cpu(name):
+    fn = GRAD_CASES[name]
+    x = make_cpu((4, 6), torch.float64, nonzero=True)
+    if name.startswith("nan"):
+        x[1, 2] = NAN
+    grads = []
+    for t in (x.clone(), x.to(DEVICE)):
+        t.requires_grad_()
+        (g,) = torch.autograd.grad(fn(t).sum(), t)
+        grads.append(g)
+    assert_ocl_close(grads[1].float(), grads[0].float())
