@@ -422,6 +422,15 @@ def stress(session: nox.Session) -> None:
 
 
 @nox.session
+def slow(session: nox.Session) -> None:
+    """The tests marked slow (left out of the default run to keep CI's time). Arguments go to
+    pytest."""
+    _install_wheel(session, "pocl,test")
+    _require_device(session)
+    session.run("python", "-m", "pytest", "tests", "-q", "-m", "slow", *session.posargs)
+
+
+@nox.session
 def models(session: nox.Session) -> None:
     """tests/models with TORCH_OCL_MODELS=full: one training step of each network of
     torchvision's zoo (and the transformers and UNet cases) against float64 on the CPU, with the
