@@ -10,8 +10,15 @@ from ocl_testing import DEVICE, make_cpu
 
 # Ops that have no native ocl kernel (the test picks them because they are unlikely to get one
 # soon; if one does, pick another).
-CUMSUM = "aten::cumsum"
-SORT = "aten::sort"
+# Ops with no native kernel yet (the fallback's test subjects): igamma (one output, out=,
+# in-place) and linalg_qr (two outputs).
+CUMSUM = "aten::igamma"
+SORT = "aten::linalg_qr"
+
+
+def _op(t, d, **kw):
+    """igamma on positive arguments that depend on d (a stand-in for an op with a dim)."""
+    return torch.igamma(t.abs() + 1, t.abs() + d + 1, **kw)
 
 
 def _fallback_warnings(record, name):
@@ -19,7 +26,7 @@ def _fallback_warnings(record, name):
 
 
 def _count(name):
-    """Fallbacks of an op, over all its overloads ('aten::cumsum', 'aten::cumsum.out', ...)."""
+    """Fallbacks of an op, over all its overloads ('aten::igamma', 'aten::igamma.out', ...)."""
     counts = torch.ocl.fallback_counts()
     return sum(v for k, v in counts.items() if k == name or k.startswith(name + "."))
 
@@ -28,10 +35,10 @@ def test_error_mode_raises_naming_the_op():
     x = make_cpu((5, 4), torch.float32).to(DEVICE)
     with torch.ocl.fallback_mode("error"):
         assert torch.ocl.get_fallback_mode() == "error"
-        with pytest.raises(NotImplementedError, match="cumsum"):
-            torch.cumsum(x, 0)
-        with pytest.raises(NotImplementedError, match="sort"):
-            torch.sort(x)
+        with pytest.raises(NotImplementedError, match="igamma"):
+            _op(x, 0)
+        with pytest.raises(NotImplementedError, match="linalg_qr"):
+            torch.linalg.qr(x)
 
 
 def test_warn_mode_warns_once_per_op_and_computes():
@@ -40,19 +47,19 @@ def test_warn_mode_warns_once_per_op_and_computes():
     torch.ocl.reset_fallback_counts()
     with torch.ocl.fallback_mode("warn"), warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        r1 = torch.cumsum(x, 0)
-        r2 = torch.cumsum(x, 1)
-        values, indices = torch.sort(x, dim=1)
-        torch.sort(x, dim=0)
+        r1 = _op(x, 0)
+        r2 = _op(x, 1)
+        values, indices = torch.linalg.qr(x)
+        torch.linalg.qr(x.t())
     assert len(_fallback_warnings(record, CUMSUM)) == 1
     assert len(_fallback_warnings(record, SORT)) == 1
     msg = str(_fallback_warnings(record, CUMSUM)[0].message)
     assert "CPU" in msg
     # The results are right and live on the device.
     assert r1.device.type == "ocl" and values.device.type == "ocl"
-    torch.testing.assert_close(r1.cpu(), torch.cumsum(x_cpu, 0))
-    torch.testing.assert_close(r2.cpu(), torch.cumsum(x_cpu, 1))
-    ref_values, ref_indices = torch.sort(x_cpu, dim=1)
+    torch.testing.assert_close(r1.cpu(), _op(x_cpu, 0))
+    torch.testing.assert_close(r2.cpu(), _op(x_cpu, 1))
+    ref_values, ref_indices = torch.linalg.qr(x_cpu)
     torch.testing.assert_close(values.cpu(), ref_values)
     torch.testing.assert_close(indices.cpu(), ref_indices)
     assert _count(CUMSUM) == 2
@@ -65,7 +72,7 @@ def test_counts_and_reset():
     assert torch.ocl.fallback_counts() == {}
     with torch.ocl.fallback_mode("silent"):
         for _ in range(3):
-            torch.cumsum(x, 0)
+            _op(x, 0)
     counts = torch.ocl.fallback_counts()
     assert _count(CUMSUM) == 3
     assert all(k.startswith(CUMSUM) for k in counts), counts
@@ -79,7 +86,7 @@ def test_silent_mode_does_not_warn():
     torch.ocl.reset_fallback_counts()  # a first use would warn in "warn" mode
     with torch.ocl.fallback_mode("silent"), warnings.catch_warnings():
         warnings.simplefilter("error")
-        r = torch.cumsum(x, 0)
+        r = _op(x, 0)
     assert r.device.type == "ocl"
     assert _count(CUMSUM) == 1
 
@@ -89,11 +96,11 @@ def test_in_place_and_out_fallback_write_back():
     x = x_cpu.to(DEVICE)
     out = torch.empty(4, 5, device=DEVICE)
     with torch.ocl.fallback_mode("silent"):
-        torch.cumsum(x, 1, out=out)
-        y = x.clone()
-        y.cumsum_(0)
-    torch.testing.assert_close(out.cpu(), torch.cumsum(x_cpu, 1))
-    torch.testing.assert_close(y.cpu(), torch.cumsum(x_cpu, 0))
+        _op(x, 1, out=out)
+        y = x.abs() + 1
+        y.igamma_(x.abs() + 1)
+    torch.testing.assert_close(out.cpu(), _op(x_cpu, 1))
+    torch.testing.assert_close(y.cpu(), torch.igamma(x_cpu.abs() + 1, x_cpu.abs() + 1))
 
 
 def test_mode_setting():
