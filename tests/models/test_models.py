@@ -20,6 +20,7 @@ import pytest
 import torch
 from ocl_testing import DEVICE
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 FULL = os.environ.get("TORCH_OCL_MODELS") == "full"
 REL_TOL = 1e-4
@@ -39,6 +40,8 @@ def _no_dropout(model: nn.Module) -> nn.Module:
     for m in model.modules():
         if isinstance(m, nn.Dropout | nn.Dropout1d | nn.Dropout2d | nn.Dropout3d):
             m.p = 0.0
+        if type(m).__name__ == "StochasticDepth":  # torchvision.ops: drops whole residual rows
+            m.p = 0.0
         if hasattr(m, "dropout") and isinstance(m.dropout, float):
             m.dropout = 0.0
         if hasattr(m, "attention_dropout") and isinstance(m.attention_dropout, float):
@@ -56,11 +59,34 @@ def _one_step(model: nn.Module, inputs, loss_fn, lr: float):
     return loss, grads, dict(model.named_parameters())
 
 
+class _WaitAudit(TorchDispatchMode):
+    """Host waits of a step, by the op that made them. A wait inside an op that reads a device
+    value for the caller (`bool(mask.all())` in transformers' mask code, `.item()`, `.cpu()`) is
+    the model's own, as it is on CUDA; a wait inside any other op is one the backend added."""
+
+    HOST_READS = ("aten._local_scalar_dense", "aten.item", "aten.equal", "aten.is_nonzero")
+
+    def __init__(self):
+        super().__init__()
+        self.added: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        before = torch.ocl.host_wait_count()
+        out = func(*args, **(kwargs or {}))
+        if torch.ocl.host_wait_count() != before:
+            name = str(func)
+            to_cpu = isinstance(out, torch.Tensor) and out.device.type == "cpu"
+            if not to_cpu and not name.startswith(self.HOST_READS):
+                self.added.append(name)
+        return out
+
+
 def _check_step(model: nn.Module, inputs, loss_fn, lr: float = 0.01):
     """One SGD step of model on ocl (float32), compared with the same step in float64 on the CPU.
     A tensor may differ from float64 by REL_TOL, or by 3x what CPU torch's own float32 step
     differs by (batch norm over a handful of values is ill-conditioned: CPU float32 itself is
-    then further than 1e-4 from float64). Also checks the ocl step made no host wait."""
+    then further than 1e-4 from float64). Also checks the backend added no host wait to the
+    step (the model's own reads of device values are the model's: see _WaitAudit)."""
     model = _no_dropout(model).train()
     ref = copy.deepcopy(model).double()
     cpu32 = copy.deepcopy(model)
@@ -69,9 +95,9 @@ def _check_step(model: nn.Module, inputs, loss_fn, lr: float = 0.01):
     to_ref = [x.double() if x.is_floating_point() else x for x in inputs]
 
     torch.ocl.synchronize()
-    waits = torch.ocl.host_wait_count()
-    loss, grads, params = _one_step(dev_model, to_dev, loss_fn, lr)
-    assert torch.ocl.host_wait_count() == waits, "the training step waited for the device"
+    with _WaitAudit() as audit:
+        loss, grads, params = _one_step(dev_model, to_dev, loss_fn, lr)
+    assert not audit.added, f"the backend waited for the device in {audit.added}"
     ref_loss, ref_grads, ref_params = _one_step(ref, to_ref, loss_fn, lr)
     cpu_loss, cpu_grads, cpu_params = _one_step(cpu32, inputs, loss_fn, lr)
 
@@ -85,8 +111,11 @@ def _check_step(model: nn.Module, inputs, loss_fn, lr: float = 0.01):
     floor = 1e-3 * max((r.norm().item() for r in ref_grads.values()), default=0.0)
     for name, r in ref_grads.items():
         check(f"gradient of {name}", grads[name], r, cpu_grads[name], floor)
+    # A parameter that starts at zero and whose exact gradient is zero (the bias of a batch norm
+    # that feeds another batch norm, which removes any shift) is rounding noise after the step:
+    # it gets the gradients' floor, scaled by the step.
     for name, r in ref_params.items():
-        check(f"parameter {name} after the step", params[name], r, cpu_params[name])
+        check(f"parameter {name} after the step", params[name], r, cpu_params[name], lr * floor)
 
 
 def _classification_loss(model, x, y):
@@ -171,11 +200,6 @@ def test_gpt2_causal_lm_tied_weights():
     _check_step(model, (ids,), lambda m, ids: m(input_ids=ids, labels=ids).loss)
 
 
-@pytest.mark.xfail(
-    reason="found at the end-of-session merge: the BERT step makes a host wait (an op of the "
-    "padding-mask path reads a device value); to find with set_sync_debug_mode('error')",
-    strict=False,
-)
 def test_bert_encoder_with_padding_mask():
     cfg = transformers.BertConfig(
         vocab_size=101,
@@ -206,13 +230,19 @@ def test_bert_encoder_with_padding_mask():
 
 torchvision = pytest.importorskip("torchvision")
 
-# name -> (input size, batch) for the default run (small) and the full run (the issue's sizes)
+# name -> (input size, batch) for the default run (small) and the full run (the issue's sizes).
+# The small sizes keep batch norm away from its degenerate cases: over 2 values (batch 2 at a 1x1
+# feature map) its output is +-1 whatever the input and its gradient amplifies rounding by orders
+# of magnitude (CPU torch's float32, which accumulates batch statistics in double, is then still
+# close to float64, a float32-accumulating device is not). A ReLU input within rounding of 0 can
+# still flip its mask and move a gradient by ~1e-2 at some sizes (shufflenet at 64x4): that is
+# rounding, not a wrong kernel - test_torchvision_op_by_op checks every op on its own inputs.
 SMALL = {
     "resnet18": (32, 2),
-    "mobilenet_v2": (32, 2),
+    "mobilenet_v2": (64, 4),
     "squeezenet1_0": (48, 2),
-    "shufflenet_v2_x1_0": (32, 2),
-    "efficientnet_b0": (32, 2),
+    "shufflenet_v2_x1_0": (48, 4),
+    "efficientnet_b0": (64, 4),
     "convnext_small": (32, 2),
     "vit_b_16": (32, 2),
 }
@@ -252,27 +282,31 @@ def _torchvision_model(name: str, size: int) -> nn.Module:
 
 CASES = ZOO if FULL else SMALL
 
-# Silent wrong gradients found at the end-of-session merge of the op families (each a bug to fix
-# first next session): name -> what differed from float64 beyond 3x CPU float32's error.
-KNOWN_WRONG = {
-    "convnext_small": "layer_scale gradient off by 0.67 relative (CPU float32: 3e-5)",
-    "efficientnet_b0": "squeeze-excitation fc1 weight gradient off by 8.4 relative (CPU: 2.3)",
-    "mobilenet_v2": "a conv bias after the step off far beyond CPU float32's error",
-    "shufflenet_v2_x1_0": "loss off by 3e-2 relative (CPU float32: 3.6e-3)",
-}
 
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_WRONG[n], strict=False))
-        if n in KNOWN_WRONG
-        else n
-        for n in sorted(CASES)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_torchvision(name):
     size, batch = CASES[name]
     model = _torchvision_model(name, size)
     x, y = _images(batch, size, seed=3)
     _check_step(model, (x, y), _classification_loss)
+
+
+# --------------------------------------------------------------------------------------------
+# op by op (tests/models/opcheck.py): each op of the step against float64 on its own inputs
+
+OP_BY_OP = ZOO if FULL else {"mobilenet_v2": (32, 2), "shufflenet_v2_x1_0": (32, 2)}
+
+
+@pytest.mark.parametrize("name", sorted(OP_BY_OP))
+def test_torchvision_op_by_op(name):
+    from .opcheck import OpByOpCheck
+
+    size, batch = OP_BY_OP[name]
+    model = _no_dropout(_torchvision_model(name, size)).train().to(DEVICE)
+    x, y = _images(batch, size, seed=3)
+    with OpByOpCheck() as check:
+        loss = _classification_loss(model, x.to(DEVICE), y.to(DEVICE))
+        loss.backward()
+    assert check.count > 100, "the step ran too few ops to be the network's"
+    assert not check.unchecked, "ops the CPU could not run:\n" + "\n".join(check.unchecked)
+    assert not check.mismatches, "\n".join(str(m) for m in check.mismatches)
