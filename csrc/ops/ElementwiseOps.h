@@ -70,10 +70,10 @@ enum EwFlags : uint8_t {
   X(neg,               kNoBool,   "neg_cpu",               kBatch)           \
   X(abs,               kNoBool,   "abs_cpu",               kBatch)           \
   X(sign,              kAll,      "sign_cpu",              kBatch)           \
-  X(ceil,              kNoBool,   "ceil_vml_cpu",          kBatch)           \
-  X(floor,             kNoBool,   "floor_vml_cpu",         kBatch)           \
-  X(round,             kNoBool,   "round_vml_cpu",         kBatch)           \
-  X(trunc,             kNoBool,   "trunc_vml_cpu",         kBatch)           \
+  X(ceil,              kFloating, "ceil_vml_cpu",          kBatch)           \
+  X(floor,             kFloating, "floor_vml_cpu",         kBatch)           \
+  X(round,             kFloating, "round_vml_cpu",         kBatch)           \
+  X(trunc,             kFloating, "trunc_vml_cpu",         kBatch)           \
   X(exp,               kFloating, "exp_vml_cpu",           kBatch)           \
   X(log,               kFloating, "log_vml_cpu",           kBatch)           \
   X(sqrt,              kFloating, "sqrt_vml_cpu",          kBatch)           \

@@ -40,7 +40,7 @@ namespace torch_ocl {
 namespace {
 
 constexpr size_t kLws = 256;
-constexpr size_t kMaxDims = 8;   // dimensions of an iteration space (long8 arguments)
+constexpr size_t kMaxDims = 8;  // dimensions of an iteration space (long8 arguments)
 constexpr size_t kMaxIndices = 8;
 constexpr int64_t kCpuChunk = 16;
 
@@ -112,8 +112,7 @@ std::vector<int64_t> operand_strides(const at::Tensor& t, int64_t rank, int64_t 
   return st;
 }
 
-IndexSpace space_of(const at::TensorIteratorBase& iter, int a, int b, int first_index,
-                    int nindex) {
+IndexSpace space_of(const at::TensorIteratorBase& iter, int a, int b, int first_index, int nindex) {
   IndexSpace s;
   s.sizes.assign(iter.shape().begin(), iter.shape().end());
   auto operand = [&](int arg) {
@@ -140,9 +139,8 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   const at::ScalarType dtype = a.scalar_type();
   const int device = a.device().index();
   c10::DeviceGuard guard(a.device());
-  TORCH_CHECK_NOT_IMPLEMENTED(s.sizes.size() <= kMaxDims,
-                              "torch-ocl: indexing over more than ", kMaxDims,
-                              " non-collapsible dimensions is not supported yet");
+  TORCH_CHECK_NOT_IMPLEMENTED(s.sizes.size() <= kMaxDims, "torch-ocl: indexing over more than ",
+                              kMaxDims, " non-collapsible dimensions is not supported yet");
   const size_t nidx = s.indices.size();
   TORCH_CHECK_NOT_IMPLEMENTED(nidx >= 1 && nidx <= kMaxIndices,
                               "torch-ocl: indexing with more than ", kMaxIndices,
@@ -150,7 +148,8 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   TORCH_INTERNAL_ASSERT(op.indexed_sizes.size() == nidx && op.indexed_strides.size() == nidx);
   TORCH_INTERNAL_ASSERT(op.error != nullptr);
   const at::ScalarType idx_dtype = s.indices[0].tensor.scalar_type();
-  for (const IndexOperand& i : s.indices) TORCH_INTERNAL_ASSERT(i.tensor.scalar_type() == idx_dtype);
+  for (const IndexOperand& i : s.indices)
+    TORCH_INTERNAL_ASSERT(i.tensor.scalar_type() == idx_dtype);
   TORCH_INTERNAL_ASSERT(idx_dtype == at::kLong || idx_dtype == at::kInt);
   const bool has_b = !op.value.has_value();
   if (has_b) TORCH_INTERNAL_ASSERT(s.b.tensor.defined() && s.b.tensor.scalar_type() == dtype);
@@ -180,7 +179,8 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   if (op.reduce != IndexReduce::kNone && a.itemsize() == 8) {
     TORCH_CHECK_NOT_IMPLEMENTED(has_int64_atomics(device), "torch-ocl: accumulating ", dtype,
                                 " elements needs 64-bit atomics (cl_khr_int64_base_atomics), "
-                                "which ", device_info(device).name, " lacks");
+                                "which ",
+                                device_info(device).name, " lacks");
   }
 
   // Positions per work-item: CPU devices (PoCL) save the divisions of the positions' coordinates
@@ -306,8 +306,7 @@ void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntAr
 // ATen's own steps (masks to indices, broadcasting, non-adjacent indices moved to the front),
 // then the restrided self and the reshaped indices of ATen's AdvancedIndex, whose constructor
 // libtorch does not export. Then the same iterator and kernel as index_put_stub.
-void index_put_with_sort_kernel(at::Tensor& self,
-                                const c10::List<std::optional<at::Tensor>>& orig,
+void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& orig,
                                 const at::Tensor& value, bool accumulate, bool /*unsafe*/) {
   at::native::checkIndexTensorTypes(orig, /*allow_int=*/true);
   std::vector<at::Tensor> indices =
@@ -456,8 +455,9 @@ void put_kernel(at::TensorIterator& iter, const at::TensorBase& self, bool accum
 // ---- masked_scatter_ ----
 // ATen's CPU implementation insists on CPU tensors, so the checks are the CPU's, written here.
 
-constexpr const char* kShortSource = "masked_scatter_: Number of elements of source < number of "
-                                     "ones in mask";
+constexpr const char* kShortSource =
+    "masked_scatter_: Number of elements of source < number of "
+    "ones in mask";
 
 at::Tensor& masked_scatter_impl(at::Tensor& self, const at::Tensor& mask,
                                 const at::Tensor& source) {
@@ -476,8 +476,15 @@ at::Tensor& masked_scatter_impl(at::Tensor& self, const at::Tensor& mask,
   if (n == 0) return self;
   c10::DeviceGuard guard(self.device());
   const int device = self.device().index();
-  const at::Tensor flags = b_mask->contiguous();
-  const at::Tensor src = source.contiguous();
+  // The kernel writes self while it reads the source and the mask: an operand that shares
+  // memory with self (x.masked_scatter_(m, x)) is read from a copy, as if it were another tensor.
+  const auto own_copy = [&](const at::Tensor& t) {
+    return at::get_overlap_status(t, self) == at::MemOverlapStatus::No
+               ? t.contiguous()
+               : t.clone(at::MemoryFormat::Contiguous);
+  };
+  const at::Tensor flags = own_copy(*b_mask);
+  const at::Tensor src = own_copy(source);
   const at::Tensor work = self.is_contiguous() ? self : self.contiguous();
 
   const DeviceInfo& info = device_info(device);
@@ -487,8 +494,8 @@ at::Tensor& masked_scatter_impl(at::Tensor& self, const at::Tensor& mask,
   const int64_t tile = static_cast<int64_t>(lws);
   const int64_t groups = std::clamp<int64_t>((n + tile * 4 - 1) / (tile * 4), 1, max_groups);
   const int64_t chunk = (n + groups - 1) / groups;
-  const std::string options = std::string("-DMASKED -DT=") + bits_tag(self.itemsize()) +
-                              " -DLWS=" + std::to_string(lws);
+  const std::string options =
+      std::string("-DMASKED -DT=") + bits_tag(self.itemsize()) + " -DLWS=" + std::to_string(lws);
   const at::Tensor counts = at::empty({groups}, self.options().dtype(at::kLong));
   {
     KernelLaunch launch(get_kernel(device, "index.cl", "masked_count", options));
