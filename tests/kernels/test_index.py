@@ -107,8 +107,26 @@ def _read(queue, buf, like):
     return raw[: like.nbytes].view(like.dtype).reshape(like.shape)
 
 
-def elements(ctx, queue, build, options, sizes, a, a_off, a_st, b, b_off, b_st, indices,
-             isizes, istrides, value=None, alpha=None, code=3, chunk=3):
+def elements(
+    ctx,
+    queue,
+    build,
+    options,
+    sizes,
+    a,
+    a_off,
+    a_st,
+    b,
+    b_off,
+    b_st,
+    indices,
+    isizes,
+    istrides,
+    value=None,
+    alpha=None,
+    code=3,
+    chunk=3,
+):
     """Runs index_elements; sizes and strides innermost first; `chunk` positions per work-item
     (3: runs that cross the end of dimension 0). Returns (a, b, err)."""
     prg = build("index", options)
@@ -116,8 +134,15 @@ def elements(ctx, queue, build, options, sizes, a, a_off, a_st, b, b_off, b_st, 
     abuf = _buf(ctx, a)
     err = np.zeros(1, np.int32)
     ebuf = _buf(ctx, err)
-    args = [np.uint64(n), np.uint64(chunk), np.int32(len(sizes)), _long8(sizes), abuf,
-            np.uint64(a_off), _long8(a_st)]
+    args = [
+        np.uint64(n),
+        np.uint64(chunk),
+        np.int32(len(sizes)),
+        _long8(sizes),
+        abuf,
+        np.uint64(a_off),
+        _long8(a_st),
+    ]
     bbuf = None
     if value is not None:
         args.append(value)
@@ -130,7 +155,8 @@ def elements(ctx, queue, build, options, sizes, a, a_off, a_st, b, b_off, b_st, 
     if alpha is not None:
         args.append(alpha)
     args += [ebuf, np.int32(code)]
-    glob = (-(-(-(-n // chunk)) // WG) * WG,)
+    groups = (n + chunk - 1) // chunk
+    glob = ((groups + WG - 1) // WG * WG,)
     cl.Kernel(prg, "index_elements")(queue, glob, (WG,), *args)
     a_out = _read(queue, abuf, a)
     b_out = _read(queue, bbuf, b) if bbuf is not None else None
@@ -147,9 +173,23 @@ def test_gather_two_indices_with_wrap(ctx, queue, build, rng, tag):
     out = np.zeros((3, 6), STORE[tag])
     opts = [f"-DT={tag}", "-DIDX_T=long", "-DNIDX=2", "-DGATHER", "-DWRAP"]
     for chunk in (1, 4, 100):
-        _, got, err = elements(ctx, queue, build, opts, [6, 3], a, 2 * 5, [0, 0], out, 0,
-                               [1, 6], [(rows, 0, [1, 6]), (cols, 0, [1, 0])], [4, 5], [15, 1],
-                               chunk=chunk)
+        _, got, err = elements(
+            ctx,
+            queue,
+            build,
+            opts,
+            [6, 3],
+            a,
+            2 * 5,
+            [0, 0],
+            out,
+            0,
+            [1, 6],
+            [(rows, 0, [1, 6]), (cols, 0, [1, 0])],
+            [4, 5],
+            [15, 1],
+            chunk=chunk,
+        )
         assert err == 0
         np.testing.assert_array_equal(got, a[rows, 2, cols[None, :]])
 
@@ -159,23 +199,48 @@ def test_scatter_copy_value_and_errors(ctx, queue, build, rng):
     idx = np.array([5, 0, 9, 2], np.int32)  # 9 is out of range
     src = np.array([-1, -2, -3, -4], np.int32)
     opts = ["-DT=int", "-DIDX_T=int", "-DNIDX=1"]
-    got, _, err = elements(ctx, queue, build, opts, [4], a, 0, [0], src, 0, [1],
-                           [(idx, 0, [1])], [6], [1], code=7)
+    got, _, err = elements(
+        ctx, queue, build, opts, [4], a, 0, [0], src, 0, [1], [(idx, 0, [1])], [6], [1], code=7
+    )
     expected = a.copy()
     expected[[5, 0, 2]] = [-1, -2, -4]
     np.testing.assert_array_equal(got, expected)
     assert err == 7
-    got, _, err = elements(ctx, queue, build, opts + ["-DVALUE", "-DWRAP"], [3], a, 0, [0], None,
-                           0, None, [(np.array([-1, 1, -6], np.int32), 0, [1])], [6], [1],
-                           value=np.int32(42))
+    got, _, err = elements(
+        ctx,
+        queue,
+        build,
+        opts + ["-DVALUE", "-DWRAP"],
+        [3],
+        a,
+        0,
+        [0],
+        None,
+        0,
+        None,
+        [(np.array([-1, 1, -6], np.int32), 0, [1])],
+        [6],
+        [1],
+        value=np.int32(42),
+    )
     expected = a.copy()
     expected[[5, 1, 0]] = 42
     np.testing.assert_array_equal(got, expected)
     assert err == 0
 
 
-REDUCE_TAGS = ["float", "double", "half", "bfloat16", "long", "int", "short", "char", "uchar",
-               "bool"]
+REDUCE_TAGS = [
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "long",
+    "int",
+    "short",
+    "char",
+    "uchar",
+    "bool",
+]
 
 
 def _values(rng, tag, n):
@@ -206,13 +271,27 @@ def test_reduce_every_element_size(ctx, queue, build, rng, has_fp64, op, tag):
     opts = [f"-DT={tag}", "-DIDX_T=long", "-DNIDX=1", f"-DREDUCE_{op}"]
     if tag in ("float", "double", "half", "bfloat16"):
         opts.append("-DT_FLOAT")
-    got, _, err = elements(ctx, queue, build, opts, [idx.size], a, off, [0], src, 0, [1],
-                           [(idx, 0, [1])], [n_target], [1])
+    got, _, err = elements(
+        ctx,
+        queue,
+        build,
+        opts,
+        [idx.size],
+        a,
+        off,
+        [0],
+        src,
+        0,
+        [1],
+        [(idx, 0, [1])],
+        [n_target],
+        [1],
+    )
     assert err == 0
     # Neighbours of the targets (sharing their words) are untouched.
     np.testing.assert_array_equal(got[:off], a[:off])
-    np.testing.assert_array_equal(got[off + n_target:], a[off + n_target:])
-    base, vals = to_f64(tag, a[off:off + n_target]), to_f64(tag, src)
+    np.testing.assert_array_equal(got[off + n_target :], a[off + n_target :])
+    base, vals = to_f64(tag, a[off : off + n_target]), to_f64(tag, src)
     for t in range(n_target):
         contrib = vals[idx == t]
         if op == "ADD":
@@ -239,7 +318,10 @@ def test_reduce_every_element_size(ctx, queue, build, rng, has_fp64, op, tag):
             tol = {"float": 1e-5, "double": 1e-12, "half": 4e-2, "bfloat16": 3e-1}[tag]
             scale = max(1.0, abs(expected)) if op == "ADD" else max(1e-3, abs(expected))
             assert abs(actual - expected) <= tol * scale * (hits if op == "ADD" else 4), (
-                t, actual, expected)
+                t,
+                actual,
+                expected,
+            )
 
 
 def test_reduce_nan_wins_and_alpha(ctx, queue, build):
@@ -247,14 +329,29 @@ def test_reduce_nan_wins_and_alpha(ctx, queue, build):
     src = np.array([np.nan, 5.0, -7.0, 2.0, np.inf], np.float32)
     idx = np.array([0, 1, 2, 3, 2], np.int64)
     opts = ["-DT=float", "-DT_FLOAT", "-DIDX_T=long", "-DNIDX=1", "-DREDUCE_MAX"]
-    got, _, _ = elements(ctx, queue, build, opts, [5], a, 0, [0], src, 0, [1],
-                         [(idx, 0, [1])], [4], [1])
+    got, _, _ = elements(
+        ctx, queue, build, opts, [5], a, 0, [0], src, 0, [1], [(idx, 0, [1])], [4], [1]
+    )
     assert np.isnan(got[0]) and np.isnan(got[1]) and got[2] == np.inf and got[3] == 2.0
     opts = ["-DT=float", "-DT_FLOAT", "-DIDX_T=long", "-DNIDX=1", "-DREDUCE_ADD", "-DALPHA"]
     a = np.zeros(4, np.float32)
-    got, _, _ = elements(ctx, queue, build, opts, [4], a, 0, [0], src[1:], 0, [1],
-                         [(np.array([0, 0, 1, 3], np.int64), 0, [1])], [4], [1],
-                         alpha=np.float32(-2.0))
+    got, _, _ = elements(
+        ctx,
+        queue,
+        build,
+        opts,
+        [4],
+        a,
+        0,
+        [0],
+        src[1:],
+        0,
+        [1],
+        [(np.array([0, 0, 1, 3], np.int64), 0, [1])],
+        [4],
+        [1],
+        alpha=np.float32(-2.0),
+    )
     np.testing.assert_array_equal(got, [-2 * (5 - 7), -4.0, 0.0, -np.inf])
 
 
@@ -276,15 +373,30 @@ def test_masked_scatter(ctx, queue, build, rng, n, lws):
     counts = np.zeros(groups, np.int64)
     cbuf, ebuf = _buf(ctx, counts), _buf(ctx, np.zeros(1, np.int32))
     glob = (groups * lws,)
-    cl.Kernel(prg, "masked_count")(queue, glob, (lws,), np.uint64(n), np.uint64(chunk), fbuf,
-                                   np.uint64(0), cbuf, np.uint64(0))
+    cl.Kernel(prg, "masked_count")(
+        queue, glob, (lws,), np.uint64(n), np.uint64(chunk), fbuf, np.uint64(0), cbuf, np.uint64(0)
+    )
     for src_n, want_err in ((ones, 0), (max(ones - 1, 0), 5)):
         sbuf = _buf(ctx, self_)
         ebuf = _buf(ctx, np.zeros(1, np.int32))
-        cl.Kernel(prg, "masked_scatter")(queue, glob, (lws,), np.uint64(n), np.uint64(chunk),
-                                         fbuf, np.uint64(0), cbuf, np.uint64(0), sbuf,
-                                         np.uint64(0), srcbuf, np.uint64(0), np.uint64(src_n),
-                                         ebuf, np.int32(5))
+        cl.Kernel(prg, "masked_scatter")(
+            queue,
+            glob,
+            (lws,),
+            np.uint64(n),
+            np.uint64(chunk),
+            fbuf,
+            np.uint64(0),
+            cbuf,
+            np.uint64(0),
+            sbuf,
+            np.uint64(0),
+            srcbuf,
+            np.uint64(0),
+            np.uint64(src_n),
+            ebuf,
+            np.int32(5),
+        )
         got = _read(queue, sbuf, self_)
         err = int(_read(queue, ebuf, np.zeros(1, np.int32))[0])
         expected = self_.copy()

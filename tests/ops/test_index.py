@@ -276,9 +276,17 @@ def test_index_put_patterns():
     cases = [
         (lambda t, d: t.index_put_((rows.to(d),), torch.tensor(2.5).to(d))),
         (lambda t, d: t.index_put_((rows.to(d),), make_cpu((3, 6, 7), torch.float32).to(d))),
-        (lambda t, d: t.index_put_((I5[:2].to(d), I6[0].to(d)), make_cpu((7,), torch.float32).to(d))),
-        (lambda t, d: t.__setitem__((I5[:2].to(d), slice(None), torch.tensor([1, 2]).to(d)),
-                                    make_cpu((2, 6), torch.float32).to(d))),  # non-adjacent
+        (
+            lambda t, d: t.index_put_(
+                (I5[:2].to(d), I6[0].to(d)), make_cpu((7,), torch.float32).to(d)
+            )
+        ),
+        (
+            lambda t, d: t.__setitem__(
+                (I5[:2].to(d), slice(None), torch.tensor([1, 2]).to(d)),
+                make_cpu((2, 6), torch.float32).to(d),
+            )
+        ),  # non-adjacent
         (lambda t, d: t.__setitem__((slice(None), torch.tensor([5, 0]).to(d)), -1.0)),
         (lambda t, d: t.__setitem__(t > 1, 0.5)),  # masked_fill path (CPU scalar value)
         (lambda t, d: t.__setitem__(t[:, :, 0] > 1, make_cpu((7,), torch.float32).to(d))),
@@ -348,11 +356,13 @@ def test_index_put_errors_like_cpu():
     x = make_cpu((4, 3), torch.float32)
     cases = [
         lambda t, d: t.index_put_((torch.tensor([0, 1]).to(d),), torch.ones(3, 3, device=d)),
-        lambda t, d: t.index_put_((torch.tensor([0]).to(d),), torch.ones(3, dtype=torch.int64,
-                                                                             device=d)),
+        lambda t, d: t.index_put_(
+            (torch.tensor([0]).to(d),), torch.ones(3, dtype=torch.int64, device=d)
+        ),
         lambda t, d: t.index_put_((torch.tensor([0]).to(d),) * 3, torch.tensor(1.0, device=d)),
-        lambda t, d: t.index_put_((torch.tensor([0, 1]).to(d),), torch.ones(3, 3, device=d),
-                                  accumulate=True),
+        lambda t, d: t.index_put_(
+            (torch.tensor([0, 1]).to(d),), torch.ones(3, 3, device=d), accumulate=True
+        ),
     ]
     for fn in cases:
         with pytest.raises(Exception) as cpu_exc:
@@ -386,8 +396,10 @@ def test_take_dtypes(dtype):
 
 def test_take_shapes_and_out():
     x = make_cpu((3, 4), torch.float32, seed=41)
-    _bits_equal(x.to(DEVICE).take(torch.tensor([], dtype=torch.int64).to(DEVICE)),
-                x.take(torch.tensor([], dtype=torch.int64)))
+    _bits_equal(
+        x.to(DEVICE).take(torch.tensor([], dtype=torch.int64).to(DEVICE)),
+        x.take(torch.tensor([], dtype=torch.int64)),
+    )
     _bits_equal(x.to(DEVICE).take(torch.tensor(5).to(DEVICE)), x.take(torch.tensor(5)))
     out = torch.empty(0, device=DEVICE)
     torch.take(x.to(DEVICE), torch.tensor([1, 2]).to(DEVICE), out=out)
@@ -443,8 +455,10 @@ def test_masked_scatter_dtypes(dtype):
     x = make_cpu((5, 7), dtype, seed=50)
     mask = make_cpu((5, 7), torch.bool, seed=51)
     src = _special(make_cpu((40,), dtype, seed=52))
-    _bits_equal(x.to(DEVICE).masked_scatter_(mask.to(DEVICE), src.to(DEVICE)),
-                x.clone().masked_scatter_(mask, src))
+    _bits_equal(
+        x.to(DEVICE).masked_scatter_(mask.to(DEVICE), src.to(DEVICE)),
+        x.clone().masked_scatter_(mask, src),
+    )
 
 
 def test_masked_scatter_shapes():
@@ -457,8 +471,10 @@ def test_masked_scatter_shapes():
         torch.ones(4, 3, 5, dtype=torch.bool),
     ]
     for mask in cases:
-        _bits_equal(x.to(DEVICE).masked_scatter(mask.to(DEVICE), src.to(DEVICE)),
-                    x.masked_scatter(mask, src))
+        _bits_equal(
+            x.to(DEVICE).masked_scatter(mask.to(DEVICE), src.to(DEVICE)),
+            x.masked_scatter(mask, src),
+        )
     mask = cases[0]
     dev = x.to(DEVICE).transpose(0, 2)  # non-contiguous self, written in place
     cpu = x.clone().transpose(0, 2)
@@ -466,9 +482,12 @@ def test_masked_scatter_shapes():
     cpu.masked_scatter_(mask.t()[..., None], src)
     _bits_equal(dev, cpu)
     empty = make_cpu((0, 3), torch.float32)
-    _bits_equal(empty.to(DEVICE).masked_scatter(torch.ones(3, dtype=torch.bool, device=DEVICE),
-                                                src.to(DEVICE)),
-                empty.masked_scatter(torch.ones(3, dtype=torch.bool), src))
+    _bits_equal(
+        empty.to(DEVICE).masked_scatter(
+            torch.ones(3, dtype=torch.bool, device=DEVICE), src.to(DEVICE)
+        ),
+        empty.masked_scatter(torch.ones(3, dtype=torch.bool), src),
+    )
 
 
 @pytest.mark.slow
@@ -476,19 +495,23 @@ def test_masked_scatter_large():
     x = make_cpu((LARGE,), torch.float32, seed=57)
     mask = make_cpu((LARGE,), torch.bool, seed=58)
     src = make_cpu((LARGE,), torch.float32, seed=59)
-    _bits_equal(x.to(DEVICE).masked_scatter(mask.to(DEVICE), src.to(DEVICE)),
-                x.masked_scatter(mask, src))
+    _bits_equal(
+        x.to(DEVICE).masked_scatter(mask.to(DEVICE), src.to(DEVICE)), x.masked_scatter(mask, src)
+    )
 
 
 def test_masked_scatter_errors_like_cpu():
     x = make_cpu((2, 3), torch.float32)
     cases = [
-        lambda t, d: t.masked_scatter_(torch.ones(3, dtype=torch.uint8, device=d),
-                                       torch.ones(6, device=d)),
-        lambda t, d: t.masked_scatter_(torch.ones(3, dtype=torch.bool, device=d),
-                                       torch.ones(6, dtype=torch.float64, device=d)),
-        lambda t, d: t.masked_scatter_(torch.ones(4, dtype=torch.bool, device=d),
-                                       torch.ones(8, device=d)),
+        lambda t, d: t.masked_scatter_(
+            torch.ones(3, dtype=torch.uint8, device=d), torch.ones(6, device=d)
+        ),
+        lambda t, d: t.masked_scatter_(
+            torch.ones(3, dtype=torch.bool, device=d), torch.ones(6, dtype=torch.float64, device=d)
+        ),
+        lambda t, d: t.masked_scatter_(
+            torch.ones(4, dtype=torch.bool, device=d), torch.ones(8, device=d)
+        ),
     ]
     for fn in cases:
         with pytest.raises(Exception) as cpu_exc:
@@ -499,7 +522,9 @@ def test_masked_scatter_errors_like_cpu():
 
 def test_masked_scatter_short_source_raises_at_the_next_wait():
     x = torch.zeros(2, 3, device=DEVICE)
-    x.masked_scatter_(torch.ones(2, 3, dtype=torch.bool, device=DEVICE), torch.ones(5, device=DEVICE))
+    x.masked_scatter_(
+        torch.ones(2, 3, dtype=torch.bool, device=DEVICE), torch.ones(5, device=DEVICE)
+    )
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones"):
         x.cpu()
 
@@ -548,8 +573,9 @@ def test_embedding_backward_deterministic_and_edges():
     assert torch.equal(first, again)
     assert torch.equal(first, _embedding_backward(grad.cpu(), ids, 50))
     # no indices, and indices outside [0, num_weights), which the CPU ignores
-    empty = _embedding_backward(torch.ones(0, 4, device=DEVICE),
-                                torch.tensor([], dtype=torch.int64, device=DEVICE), 3)
+    empty = _embedding_backward(
+        torch.ones(0, 4, device=DEVICE), torch.tensor([], dtype=torch.int64, device=DEVICE), 3
+    )
     assert torch.equal(empty.cpu(), torch.zeros(3, 4))
     ids = torch.tensor([1, 5, -2, 1])
     grad = make_cpu((4, 2), torch.float32, seed=65)

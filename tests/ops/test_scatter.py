@@ -38,7 +38,10 @@ def _close(actual, expected, dtype, factor=4):
     if dtype.is_floating_point:
         rtol, atol = TOLERANCES[dtype]
         torch.testing.assert_close(
-            got.double(), expected.double(), rtol=rtol * factor, atol=atol * factor,
+            got.double(),
+            expected.double(),
+            rtol=rtol * factor,
+            atol=atol * factor,
             equal_nan=True,
         )
     else:
@@ -140,8 +143,10 @@ def test_gather_out_of_range_raises_at_the_next_wait(bad):
     r = x.to(DEVICE).gather(0, torch.tensor([[0, bad]], device=DEVICE))
     with pytest.raises(RuntimeError, match="out of bounds"):
         r.cpu()
-    _exact(x.to(DEVICE).gather(0, torch.tensor([[2, 1]], device=DEVICE)),
-           x.gather(0, torch.tensor([[2, 1]])))
+    _exact(
+        x.to(DEVICE).gather(0, torch.tensor([[2, 1]], device=DEVICE)),
+        x.gather(0, torch.tensor([[2, 1]])),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,10 +173,10 @@ def test_scatter_src_and_value(dtype):
     src = make_cpu((4, 6), dtype, seed=9)
     for dim, shape in ((0, (3, 4)), (1, (4, 5))):
         index = _unique_index(shape, dim, x.shape[dim], seed=10 + dim)
-        expected, got = _both(lambda t, i, s: t.scatter(dim, i, s), x, index, src)
+        expected, got = _both(lambda t, i, s, dim=dim: t.scatter(dim, i, s), x, index, src)
         _exact(got, expected)
         value = True if dtype == torch.bool else -3
-        expected, got = _both(lambda t, i: t.scatter(dim, i, value), x, index)
+        expected, got = _both(lambda t, i, dim=dim, v=value: t.scatter(dim, i, v), x, index)
         _exact(got, expected)
 
 
@@ -183,8 +188,9 @@ def test_scatter_reduce_argument(reduce, dtype):
     src = make_cpu((7, 6), dtype, seed=12, low=-3, high=3)
     index = _index((7, 6), 5, seed=13)  # duplicates
     expected = x.to(_wide(dtype)).scatter(0, index, src.to(_wide(dtype)), reduce=reduce).to(dtype)
-    _close(x.to(DEVICE).scatter(0, index.to(DEVICE), src.to(DEVICE), reduce=reduce), expected,
-           dtype)
+    _close(
+        x.to(DEVICE).scatter(0, index.to(DEVICE), src.to(DEVICE), reduce=reduce), expected, dtype
+    )
     expected = x.to(_wide(dtype)).scatter(0, index, 2, reduce=reduce).to(dtype)
     _close(x.to(DEVICE).scatter(0, index.to(DEVICE), 2, reduce=reduce), expected, dtype)
 
@@ -210,16 +216,23 @@ def test_scatter_inplace_and_out():
 def test_scatter_errors_like_cpu():
     x = make_cpu((3, 4), torch.float32)
     cases = [
-        lambda t, d: t.scatter(0, torch.zeros(1, 1, dtype=torch.int64, device=d),
-                               torch.ones(1, 1, dtype=torch.float64, device=d)),
-        lambda t, d: t.scatter(0, torch.zeros(4, 1, dtype=torch.int64, device=d),
-                               torch.ones(1, 1, device=d)),  # index larger than src
-        lambda t, d: t.scatter(0, torch.zeros(1, 1, dtype=torch.int64, device=d), 1.0,
-                               reduce="max"),
-        lambda t, d: t.scatter_reduce(0, torch.zeros(1, 1, dtype=torch.int64, device=d),
-                                      torch.ones(1, 1, device=d), "avg"),
-        lambda t, d: t.scatter_(0, torch.zeros(1, 1, dtype=torch.int64, device=d),
-                                t[:1, :1]),  # src overlaps self
+        lambda t, d: t.scatter(
+            0,
+            torch.zeros(1, 1, dtype=torch.int64, device=d),
+            torch.ones(1, 1, dtype=torch.float64, device=d),
+        ),
+        lambda t, d: t.scatter(
+            0, torch.zeros(4, 1, dtype=torch.int64, device=d), torch.ones(1, 1, device=d)
+        ),  # index larger than src
+        lambda t, d: t.scatter(
+            0, torch.zeros(1, 1, dtype=torch.int64, device=d), 1.0, reduce="max"
+        ),
+        lambda t, d: t.scatter_reduce(
+            0, torch.zeros(1, 1, dtype=torch.int64, device=d), torch.ones(1, 1, device=d), "avg"
+        ),
+        lambda t, d: t.scatter_(
+            0, torch.zeros(1, 1, dtype=torch.int64, device=d), t[:1, :1]
+        ),  # src overlaps self
     ]
     for fn in cases:
         with pytest.raises(Exception) as cpu_exc:
@@ -291,8 +304,9 @@ def test_scatter_reduce_nan_wins(reduce):
     index = torch.tensor([0, 1, 2, 3, 2])
     for include_self in (True, False):
         expected = x.scatter_reduce(0, index, src, reduce, include_self=include_self)
-        got = x.to(DEVICE).scatter_reduce(0, index.to(DEVICE), src.to(DEVICE), reduce,
-                                          include_self=include_self)
+        got = x.to(DEVICE).scatter_reduce(
+            0, index.to(DEVICE), src.to(DEVICE), reduce, include_self=include_self
+        )
         _exact(got, expected)
 
 
@@ -310,11 +324,14 @@ def test_scatter_reduce_inplace_out_and_layouts():
         torch.scatter_reduce(x.to(DEVICE), 0, index.to(DEVICE), src.to(DEVICE), reduce, out=out)
         _close(out, torch.scatter_reduce(x, 0, index, src, reduce), torch.float32)
     empty = torch.empty(0, 6, dtype=torch.int64)
-    _exact(x.to(DEVICE).scatter_reduce(0, empty.to(DEVICE), src.to(DEVICE), "prod"),
-           x.scatter_reduce(0, empty, src, "prod"))
+    _exact(
+        x.to(DEVICE).scatter_reduce(0, empty.to(DEVICE), src.to(DEVICE), "prod"),
+        x.scatter_reduce(0, empty, src, "prod"),
+    )
     zero_dim = make_cpu((), torch.float32, seed=26)
-    expected, got = _both(lambda t, i, s: t.scatter_add(0, i, s), zero_dim, torch.tensor(0),
-                          torch.tensor(2.5))
+    expected, got = _both(
+        lambda t, i, s: t.scatter_add(0, i, s), zero_dim, torch.tensor(0), torch.tensor(2.5)
+    )
     _exact(got, expected)
 
 
@@ -347,8 +364,10 @@ def test_index_add_alpha_int32_index_and_layouts():
     _close(got, expected, torch.float32)
     xi = make_cpu((4, 3), torch.int64, seed=32)
     si = make_cpu((2, 3), torch.int64, seed=33)
-    _exact(xi.to(DEVICE).index_add(0, torch.tensor([3, 3]).to(DEVICE), si.to(DEVICE), alpha=3),
-           xi.index_add(0, torch.tensor([3, 3]), si, alpha=3))
+    _exact(
+        xi.to(DEVICE).index_add(0, torch.tensor([3, 3]).to(DEVICE), si.to(DEVICE), alpha=3),
+        xi.index_add(0, torch.tensor([3, 3]), si, alpha=3),
+    )
     dev = x.to(DEVICE).t()  # in place on a non-contiguous self
     cpu = x.clone().t()
     rows = make_cpu((2, 6), torch.float32, seed=34)
@@ -356,12 +375,14 @@ def test_index_add_alpha_int32_index_and_layouts():
     cpu.index_add_(0, torch.tensor([1, 1]), rows)
     _close(dev, cpu, torch.float32)
     zero_dim = make_cpu((), torch.float32, seed=35)
-    expected, got = _both(lambda t, i, s: t.index_add(0, i, s), zero_dim, torch.tensor([0]),
-                          torch.tensor(1.5))
+    expected, got = _both(
+        lambda t, i, s: t.index_add(0, i, s), zero_dim, torch.tensor([0]), torch.tensor(1.5)
+    )
     _exact(got, expected)
     out = torch.empty(0, device=DEVICE)
-    torch.index_add(x.to(DEVICE), 0, torch.tensor([5]).to(DEVICE), torch.ones(1, 5).to(DEVICE),
-                    out=out)
+    torch.index_add(
+        x.to(DEVICE), 0, torch.tensor([5]).to(DEVICE), torch.ones(1, 5).to(DEVICE), out=out
+    )
     _exact(out, torch.index_add(x, 0, torch.tensor([5]), torch.ones(1, 5)))
 
 
@@ -387,8 +408,9 @@ def test_index_copy_layouts():
     cpu.index_copy_(1, torch.tensor([4, 0]), src)
     _exact(dev, cpu)
     zero_dim = make_cpu((), torch.float32, seed=41)
-    expected, got = _both(lambda t, i, s: t.index_copy(0, i, s), zero_dim, torch.tensor([0]),
-                          torch.tensor(7.0))
+    expected, got = _both(
+        lambda t, i, s: t.index_copy(0, i, s), zero_dim, torch.tensor([0]), torch.tensor(7.0)
+    )
     _exact(got, expected)
 
 
@@ -419,8 +441,10 @@ def test_index_fill_layouts_and_values():
     expected, got = _both(lambda t, i: t.index_fill(0, i, -1.0), zero_dim, torch.tensor(0))
     _exact(got, expected)
     v = torch.tensor(2.5, dtype=torch.float64)  # a value of another dtype
-    _exact(x.to(DEVICE).index_fill(0, torch.tensor([1]).to(DEVICE), v.to(DEVICE)),
-           x.index_fill(0, torch.tensor([1]), v))
+    _exact(
+        x.to(DEVICE).index_fill(0, torch.tensor([1]).to(DEVICE), v.to(DEVICE)),
+        x.index_fill(0, torch.tensor([1]), v),
+    )
 
 
 def test_index_ops_errors_like_cpu():
@@ -430,13 +454,16 @@ def test_index_ops_errors_like_cpu():
         lambda t, d: t.index_fill(0, torch.tensor([1], dtype=torch.int32, device=d), 1),
         lambda t, d: t.index_fill(0, torch.tensor([[1]], device=d), 1),
         lambda t, d: t.index_fill(0, torch.tensor([1], device=d), torch.ones(2, device=d)),
-        lambda t, d: t.index_copy(0, torch.tensor([1], device=d), torch.ones(1, 2, device=d,
-                                                                              dtype=torch.int8)),
+        lambda t, d: t.index_copy(
+            0, torch.tensor([1], device=d), torch.ones(1, 2, device=d, dtype=torch.int8)
+        ),
         lambda t, d: t.index_copy(0, torch.tensor([1], device=d), torch.ones(1, 3, device=d)),
-        lambda t, d: t.index_add(0, torch.tensor([1, 2], device=d),
-                                 torch.ones(1, 3, dtype=torch.int8, device=d)),
-        lambda t, d: t.index_add(0, torch.tensor([1.0], device=d),
-                                 torch.ones(1, 3, dtype=torch.int8, device=d)),
+        lambda t, d: t.index_add(
+            0, torch.tensor([1, 2], device=d), torch.ones(1, 3, dtype=torch.int8, device=d)
+        ),
+        lambda t, d: t.index_add(
+            0, torch.tensor([1.0], device=d), torch.ones(1, 3, dtype=torch.int8, device=d)
+        ),
     ]
     for fn in cases:
         with pytest.raises(Exception) as cpu_exc:
@@ -485,7 +512,7 @@ def test_gradients():
             w = make_cpu(tuple(out.shape), torch.float32, seed=48).to(d)
             (out * w).sum().backward()
             grads.append((t.grad, s.grad))
-        for got, expected in zip(grads[1], grads[0]):
+        for got, expected in zip(grads[1], grads[0], strict=True):
             if expected is None:
                 assert got is None
             else:
@@ -497,8 +524,11 @@ def test_large():
     x = make_cpu((2048, 513), torch.float32, seed=49)
     index = _index((4096, 513), 2048, seed=50)
     src = make_cpu((4096, 513), torch.float32, seed=51)
-    _close(x.to(DEVICE).scatter_add(0, index.to(DEVICE), src.to(DEVICE)),
-           x.double().scatter_add(0, index, src.double()).float(), torch.float32)
+    _close(
+        x.to(DEVICE).scatter_add(0, index.to(DEVICE), src.to(DEVICE)),
+        x.double().scatter_add(0, index, src.double()).float(),
+        torch.float32,
+    )
     _exact(x.to(DEVICE).gather(0, index[:2048].to(DEVICE)), x.gather(0, index[:2048]))
 
 
@@ -539,8 +569,7 @@ def test_index_reduce(dtype, reduce, include_self):
             expected = expected.to(dtype)
         else:
             expected = x.index_reduce(dim, index, source, reduce, **kwargs)
-        got = x.to(DEVICE).index_reduce(dim, index.to(DEVICE), source.to(DEVICE), reduce,
-                                        **kwargs)
+        got = x.to(DEVICE).index_reduce(dim, index.to(DEVICE), source.to(DEVICE), reduce, **kwargs)
         _close(got, expected, dtype)
 
 

@@ -183,7 +183,7 @@ def test_threads_launch_the_same_kernels_with_different_arguments():
             pending.append((s, got, want))
         found = []
         for s, got, want in pending:
-            for k, (g, w) in enumerate(zip(got, want)):
+            for k, (g, w) in enumerate(zip(got, want, strict=True)):
                 try:
                     torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
                 except AssertionError as e:
