@@ -82,6 +82,7 @@ void launch(const char* kernel, const std::vector<TL>& lists, std::string opts, 
   const MtGeometry& geo = mt_geometry(device);
   opts += std::string(" -DFUSED_KERNELS -DT=") + type_tag(p.scalar_type(), device) +
           " -DNLIST=" + std::to_string(lists.size()) + geo.options;
+  if (p.scalar_type() == at::kDouble) opts += " -DCOMP_IS_DOUBLE";
   if (x.grad_scale.defined()) opts += " -DGRAD_SCALE";
   if (x.found_inf.defined()) opts += " -DFOUND_INF";
   if (x.lr.defined()) opts += " -DLR_TENSOR";
