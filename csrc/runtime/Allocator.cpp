@@ -176,6 +176,16 @@ Segment* create_segment(int device, DeviceState& st, size_t size) {
     cl_mem mem = nullptr;
     if (fits) mem = cl().clCreateBuffer(info.context, CL_MEM_READ_WRITE, size, nullptr, &err);
     if (err == CL_SUCCESS) {
+      // Placed while no other thread knows the buffer (see place_buffer).
+      try {
+        err = place_buffer(device, mem, false);
+      } catch (...) {
+        cl().clReleaseMemObject(mem);
+        throw;
+      }
+      if (err != CL_SUCCESS) cl().clReleaseMemObject(mem);
+    }
+    if (err == CL_SUCCESS) {
       // Segments get increasing addresses in the device's range, with a gap between them.
       const uint64_t range = (size + kLargeRound) / kLargeRound * kLargeRound;
       if (st.next_offset + range > kDeviceAddressSpan) {
@@ -195,7 +205,7 @@ Segment* create_segment(int device, DeviceState& st, size_t size) {
       continue;
     }
     raise_oom(device, st, size,
-              fits ? std::string("clCreateBuffer failed with ") + cl_error_name(err)
+              fits ? std::string("allocating the buffer failed with ") + cl_error_name(err)
                    : "the device has " + std::to_string(info.global_mem) + " bytes in all");
   }
   return nullptr;  // unreachable

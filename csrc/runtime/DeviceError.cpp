@@ -37,10 +37,17 @@ cl_mem device_error_word(int device) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_words[device]) {
     cl_int zero = 0, err = CL_SUCCESS;
-    g_words[device] =
+    cl_mem word =
         cl().clCreateBuffer(device_info(device).context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
                             sizeof(zero), &zero, &err);
     OCL_CHECK(err);
+    try {
+      OCL_CHECK(place_buffer(device, word, true));  // before other threads use it
+    } catch (...) {
+      cl().clReleaseMemObject(word);
+      throw;
+    }
+    g_words[device] = word;
   }
   return g_words[device];
 }

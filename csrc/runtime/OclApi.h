@@ -34,6 +34,7 @@ namespace torch_ocl {
   X(clEnqueueWriteBuffer)         \
   X(clEnqueueCopyBuffer)          \
   X(clEnqueueFillBuffer)          \
+  X(clEnqueueMigrateMemObjects)   \
   X(clEnqueueMarkerWithWaitList)  \
   X(clEnqueueBarrierWithWaitList) \
   X(clFlush)                      \

@@ -122,6 +122,14 @@ void flush(cl_command_queue q) {
   OCL_CHECK(cl().clFlush(q));
 }
 
+cl_int place_buffer(int device, cl_mem mem, bool keep_contents) {
+  cl_command_queue q = raw_queue_of(current_stream(device));
+  const cl_mem_migration_flags flags = keep_contents ? 0 : CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
+  const cl_int err = cl().clEnqueueMigrateMemObjects(q, 1, &mem, flags, 0, nullptr, nullptr);
+  if (err == CL_SUCCESS) flush(q);
+  return err;
+}
+
 void note_enqueued(cl_command_queue q) {
   mark_submitted(q);
   // A per-thread counter is enough: flushing is a hint for progress, not for correctness.

@@ -38,6 +38,14 @@ cl_command_queue current_queue(int device = -1);
 
 // Submits work so that the device makes progress without the host waiting.
 void flush(cl_command_queue q);
+
+// Has the driver allocate a new buffer on `device` now (a migration on the current stream's queue,
+// without waiting), keeping its contents if `keep_contents` (CL_MEM_COPY_HOST_PTR), not otherwise;
+// returns the driver's error code (a driver that allocates late reports a lack of memory here).
+// Call it before any other thread can see the buffer: drivers may allocate a buffer at its first
+// use, and PoCL 3.0 does so without a lock, so first uses from two threads at once reset each
+// other's state (lost writes, or a crash on its next command).
+cl_int place_buffer(int device, cl_mem mem, bool keep_contents);
 // Counts an enqueued command and flushes every few commands.
 void note_enqueued(cl_command_queue q);
 

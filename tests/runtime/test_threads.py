@@ -259,7 +259,7 @@ def test_a_host_wait_blocks_no_other_thread():
     times = {}
 
     def waiter(i):
-        y = (a @ b) @ b
+        y = (((a @ b) @ b) @ b) @ b
         waiting.set()
         start = time.monotonic()
         y.sum().cpu()
@@ -283,3 +283,40 @@ def test_a_host_wait_blocks_no_other_thread():
     if times["wait"] < 0.3:
         pytest.skip(f"inconclusive: the device finished the products in {times['wait']:.2f} s")
     assert times["other_end"] < times["wait_end"], times
+
+
+def test_threads_first_use_new_buffers_at_once(subprocess_env):
+    """Threads put their first data into freshly created device buffers at the same moment. PoCL
+    3.0 allocates a buffer's device memory at its first use, without a lock: two first uses at once
+    corrupted the buffer's state and crashed the process (segmentation fault) at its next command.
+    The allocator now has the driver place every new buffer before any thread can use it. Run in a
+    child process so that a crash is a failure, not the end of the test run."""
+    code = (
+        "import threading, torch, torch_ocl\n"
+        "problems = []\n"
+        "for r in range(30):\n"
+        "    torch.ocl.synchronize()\n"
+        "    torch.ocl.empty_cache()\n"  # the tensors below land in new buffers
+        "    barrier = threading.Barrier(8)\n"
+        "    def work(i):\n"
+        "        cpu = torch.randn(1000 + i, generator=torch.Generator().manual_seed(100 * r + i))\n"
+        "        barrier.wait()\n"
+        "        y = cpu.to('ocl') * 2\n"
+        "        if not torch.equal(y.cpu(), cpu * 2):\n"
+        "            problems.append((r, i))\n"
+        "    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]\n"
+        "    for t in threads:\n"
+        "        t.start()\n"
+        "    for t in threads:\n"
+        "        t.join()\n"
+        "print(problems)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
+    assert proc.stdout.split() == ["[]"]
