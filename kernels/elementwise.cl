@@ -373,6 +373,20 @@ inline COMP ew_bessel_i(COMP x, int nu, bool scaled) {
   return sign * (scaled ? s : exp(ax) * s);
 }
 
+// sin(x) / x, by its Taylor polynomial below 1/2 (0 at the infinities).
+inline COMP ew_spherical_bessel_j0(COMP x) {
+  if (isinf(x)) return 0;
+  if (fabs(x) < EWK(0.5)) {
+    const COMP z = x * x;
+    return 1 + z * (EWK(-1.0 / 6) +
+                    z * (EWK(1.0 / 120) +
+                         z * (EWK(-1.0 / 5040) +
+                              z * (EWK(1.0 / 362880) +
+                                   z * (EWK(-1.0 / 39916800) + z * EWK(1.0 / 6227020800))))));
+  }
+  return sin(x) / x;
+}
+
 // The orthogonal polynomials of torch.special at integer degree n (given as a float: NaN, the
 // infinities and values beyond int64 count as negative, as the CPU's conversion makes them),
 // by their three-term recurrences, with the CPU's closed forms at the interval's ends and for
@@ -761,6 +775,9 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_laguerre_l(a, b, c) ew_laguerre(a, b)
 #define EWOP_legendre_p(a, b, c) ew_legendre(a, b)
 #define EWOP_i0(a, b, c) ew_bessel_i(a, 0, false)
+#define EWOP_modified_bessel_i0(a, b, c) ew_bessel_i(a, 0, false)
+#define EWOP_modified_bessel_i1(a, b, c) ew_bessel_i(a, 1, false)
+#define EWOP_spherical_bessel_j0(a, b, c) ew_spherical_bessel_j0(a)
 #define EWOP_i0e(a, b, c) ew_bessel_i(a, 0, true)
 #define EWOP_i1(a, b, c) ew_bessel_i(a, 1, false)
 #define EWOP_i1e(a, b, c) ew_bessel_i(a, 1, true)

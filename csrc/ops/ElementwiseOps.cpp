@@ -155,10 +155,13 @@
 #include <ATen/ops/special_i1e_native.h>
 #include <ATen/ops/special_laguerre_polynomial_l_native.h>
 #include <ATen/ops/special_legendre_polynomial_p_native.h>
+#include <ATen/ops/special_modified_bessel_i0_native.h>
+#include <ATen/ops/special_modified_bessel_i1_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_v_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_w_native.h>
+#include <ATen/ops/special_spherical_bessel_j0_native.h>
 #include <ATen/ops/special_xlog1py_native.h>
 #include <ATen/ops/special_zeta_native.h>
 #include <ATen/ops/sqrt_native.h>
@@ -504,6 +507,9 @@ TORCH_OCL_EW_STUB(special_i0e_stub, i0e);
 TORCH_OCL_EW_STUB(special_i1_stub, i1);
 TORCH_OCL_EW_STUB(special_i1e_stub, i1e);
 TORCH_OCL_EW_STUB(special_entr_stub, entr);
+TORCH_OCL_EW_STUB(special_modified_bessel_i0_stub, modified_bessel_i0);
+TORCH_OCL_EW_STUB(special_modified_bessel_i1_stub, modified_bessel_i1);
+TORCH_OCL_EW_STUB(special_spherical_bessel_j0_stub, spherical_bessel_j0);
 TORCH_OCL_EW_STUB(logit_stub, logit);
 TORCH_OCL_EW_STUB(logit_backward_stub, logit_backward);
 TORCH_OCL_EW_STUB(silu_stub, silu);
@@ -557,7 +563,8 @@ namespace torch_ocl {
                        #name ".Tensor_out")                                               \
   TORCH_OCL_STRUCTURED(structured_##name##_Scalar_out, #name ".Scalar", #name "_.Scalar", \
                        #name ".Scalar_out")
-#define TORCH_OCL_SPECIAL_BINARY(name)                                          \
+// torch.special ops: a functional form and out=.
+#define TORCH_OCL_SPECIAL(name)                                                     \
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_##name##_out, "special_" #name, \
                                   "special_" #name ".out")
 #define TORCH_OCL_BITWISE(name)                                                    \
@@ -639,18 +646,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_logaddexp_out, "logaddexp", "logaddexp.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_logaddexp2_out, "logaddexp2", "logaddexp2.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_zeta_out, "special_zeta", "special_zeta.out")
-  TORCH_OCL_SPECIAL_BINARY(chebyshev_polynomial_t)
-  TORCH_OCL_SPECIAL_BINARY(chebyshev_polynomial_u)
-  TORCH_OCL_SPECIAL_BINARY(chebyshev_polynomial_v)
-  TORCH_OCL_SPECIAL_BINARY(chebyshev_polynomial_w)
-  TORCH_OCL_SPECIAL_BINARY(shifted_chebyshev_polynomial_t)
-  TORCH_OCL_SPECIAL_BINARY(shifted_chebyshev_polynomial_u)
-  TORCH_OCL_SPECIAL_BINARY(shifted_chebyshev_polynomial_v)
-  TORCH_OCL_SPECIAL_BINARY(shifted_chebyshev_polynomial_w)
-  TORCH_OCL_SPECIAL_BINARY(hermite_polynomial_h)
-  TORCH_OCL_SPECIAL_BINARY(hermite_polynomial_he)
-  TORCH_OCL_SPECIAL_BINARY(laguerre_polynomial_l)
-  TORCH_OCL_SPECIAL_BINARY(legendre_polynomial_p)
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_t)
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_u)
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_v)
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_w)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_t)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_u)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_v)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_w)
+  TORCH_OCL_SPECIAL(hermite_polynomial_h)
+  TORCH_OCL_SPECIAL(hermite_polynomial_he)
+  TORCH_OCL_SPECIAL(laguerre_polynomial_l)
+  TORCH_OCL_SPECIAL(legendre_polynomial_p)
   TORCH_OCL_UNARY(erf)
   TORCH_OCL_UNARY(erfc)
   TORCH_OCL_UNARY(erfinv)
@@ -677,6 +684,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_i1_out, "special_i1", "special_i1.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_i1e_out, "special_i1e", "special_i1e.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_entr_out, "special_entr", "special_entr.out")
+  TORCH_OCL_SPECIAL(modified_bessel_i0)
+  TORCH_OCL_SPECIAL(modified_bessel_i1)
+  TORCH_OCL_SPECIAL(spherical_bessel_j0)
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_logit_backward_out, "logit_backward", "logit_backward.grad_input")
   // activations
   m.impl("gelu", AtenStructured<GeluImpl>::functional);
@@ -776,6 +786,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #undef TORCH_OCL_UNARY
 #undef TORCH_OCL_COMPARISON
 #undef TORCH_OCL_BITWISE
-#undef TORCH_OCL_SPECIAL_BINARY
+#undef TORCH_OCL_SPECIAL
 
 }  // namespace torch_ocl

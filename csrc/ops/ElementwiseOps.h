@@ -166,6 +166,9 @@ enum EwFlags : uint8_t {
   X(i1,                kFloating, "i1_cpu",                kNoFlags)         \
   X(i1e,               kFloating, "i1e_cpu",               kNoFlags)         \
   X(entr,              kFloating, "entr_cpu",              kNoFlags)         \
+  X(modified_bessel_i0, kFloatDouble, "modified_bessel_i0_cpu", kNoFlags)   \
+  X(modified_bessel_i1, kFloatDouble, "modified_bessel_i1_cpu", kNoFlags)   \
+  X(spherical_bessel_j0, kFloatDouble, "spherical_bessel_j0_cpu", kNoFlags) \
   X(logit,             kFloating, "logit_cpu",             kNoFlags)         \
   X(logit_backward,    kFloating, "logit_backward_cpu",    kNoFlags)         \
   /* activations (p0.. their scalar arguments, in the stub's order) */      \
