@@ -373,6 +373,122 @@ inline COMP ew_bessel_i(COMP x, int nu, bool scaled) {
   return sign * (scaled ? s : exp(ax) * s);
 }
 
+// sin(x) / x, by its Taylor polynomial below 1/2 (0 at the infinities).
+inline COMP ew_spherical_bessel_j0(COMP x) {
+  if (isinf(x)) return 0;
+  if (fabs(x) < EWK(0.5)) {
+    const COMP z = x * x;
+    return 1 + z * (EWK(-1.0 / 6) +
+                    z * (EWK(1.0 / 120) +
+                         z * (EWK(-1.0 / 5040) +
+                              z * (EWK(1.0 / 362880) +
+                                   z * (EWK(-1.0 / 39916800) + z * EWK(1.0 / 6227020800))))));
+  }
+  return sin(x) / x;
+}
+
+// The orthogonal polynomials of torch.special at integer degree n (given as a float: NaN, the
+// infinities and values beyond int64 count as negative, as the CPU's conversion makes them),
+// by their three-term recurrences, with the CPU's closed forms at the interval's ends and for
+// high degrees inside it.
+inline long ew_degree(COMP n) {
+  return (isnan(n) || fabs(n) >= EWK(9.2e18)) ? (long)(-1) : (long)n;
+}
+// Chebyshev polynomials of the first to fourth kind (kind 0..3: T, U, V, W), of x or, shifted,
+// of 2x - 1.
+inline COMP ew_chebyshev(COMP x, COMP nf, int kind, bool shifted) {
+  const long n = ew_degree(nf);
+  if (n < 0) return 0;
+  const COMP y = shifted ? x + x - 1 : x;
+  const COMP n1 = (COMP)(n + 1), n2 = (COMP)(n + n + 1);
+  const bool even = (n % 2) == 0;
+  if (fabs(y) == 1) {
+    switch (kind) {
+      case 0: return (y > 0 || even) ? (COMP)1 : (COMP)-1;
+      case 1: return (y > 0 || even) ? n1 : -n1;
+      case 2: return y > 0 ? (COMP)1 : (even ? n2 : -n2);
+      default: return y > 0 ? n2 : (even ? (COMP)1 : (COMP)-1);
+    }
+  }
+  // Above these degrees the CPU evaluates the trigonometric closed forms inside (-1, 1).
+  const long trig_from = shifted ? (kind == 3 ? 4 : 6) : (kind == 0 ? 6 : 8);
+  if (n > trig_from && fabs(y) < 1) {
+    const COMP a = acos(y);
+    switch (kind) {
+      case 0:
+        return cos((COMP)n * a);
+      case 1:
+        if (sin(a) != 0) return sin(n1 * a) / sin(a);
+        return n1 * cos(n1 * a) / y;
+      case 2:
+        if (sin(a / 2) != 1) return cos(((COMP)n + EWK(0.5)) * a) / cos(a / 2);
+        return even ? n2 : -n2;
+      default:
+        if (cos(a / 2) != 1) return sin(((COMP)n + EWK(0.5)) * a) / sin(a / 2);
+        if (!shifted && y > 0) return n2;
+        return even ? (COMP)1 : (COMP)-1;
+    }
+  }
+  if (n == 0) return 1;
+  COMP p = 1;
+  COMP q = kind == 0 ? y : (kind == 1 ? y + y : (kind == 2 ? y + y - 1 : y + y + 1));
+  for (long k = 2; k <= n && !isnan(q); ++k) {
+    const COMP r = (y + y) * q - p;
+    p = q;
+    q = r;
+  }
+  return q;
+}
+// Hermite polynomials, physicists' (H) and probabilists' (He); NaN above degree 128 (float) or
+// 512 (double), as on the CPU.
+inline COMP ew_hermite(COMP x, COMP nf, bool probabilists) {
+  const long n = ew_degree(nf);
+  if (n < 0) return 0;
+  if (n == 0) return 1;
+  if (n == 1) return probabilists ? x : x + x;
+  if (n > (sizeof(COMP) == 4 ? 128 : 512)) return (COMP)NAN;
+  COMP p = 1, q = probabilists ? x : x + x;
+  if (probabilists) {
+    for (long k = 1; k < n; ++k) {
+      const COMP r = x * q - (COMP)k * p;
+      p = q;
+      q = r;
+    }
+  } else {
+    for (long k = 2; k < n + n; k += 2) {
+      const COMP r = (x + x) * q - (COMP)k * p;
+      p = q;
+      q = r;
+    }
+  }
+  return q;
+}
+inline COMP ew_laguerre(COMP x, COMP nf) {
+  const long n = ew_degree(nf);
+  if (n < 0) return 0;
+  if (fabs(x) == 0 || n == 0) return 1;
+  COMP p = 1, q = 1 - x;
+  for (long k = 1; k < n && !isnan(q); ++k) {
+    const COMP r = (((COMP)(k + k) + (1 - x)) * q - (COMP)k * p) / (COMP)(k + 1);
+    p = q;
+    q = r;
+  }
+  return q;
+}
+inline COMP ew_legendre(COMP x, COMP nf) {
+  const long n = ew_degree(nf);
+  if (n < 0) return 0;
+  if (fabs(x) == 1) return (x > 0 || n % 2 == 0) ? (COMP)1 : (COMP)-1;
+  if (n == 0) return 1;
+  COMP p = 1, q = x;
+  for (long k = 1; k < n && !isnan(q); ++k) {
+    const COMP r = ((COMP)(k + k + 1) * x * q - (COMP)k * p) / (COMP)(k + 1);
+    p = q;
+    q = r;
+  }
+  return q;
+}
+
 // nextafter of half and bfloat16 values (held exactly in float) steps their own 16-bit
 // encodings; float and double use the built-in.
 inline ushort ew_next_bits16(ushort from, ushort to) {
@@ -646,7 +762,22 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_frac(a, b, c) ((a) - trunc(a))
 #define EWOP_logit(a, b, c) ew_logit(a, p0)
 #define EWOP_logit_backward(a, b, c) ew_logit_backward(a, b, p0)
+#define EWOP_chebyshev_t(a, b, c) ew_chebyshev(a, b, 0, false)
+#define EWOP_chebyshev_u(a, b, c) ew_chebyshev(a, b, 1, false)
+#define EWOP_chebyshev_v(a, b, c) ew_chebyshev(a, b, 2, false)
+#define EWOP_chebyshev_w(a, b, c) ew_chebyshev(a, b, 3, false)
+#define EWOP_shifted_chebyshev_t(a, b, c) ew_chebyshev(a, b, 0, true)
+#define EWOP_shifted_chebyshev_u(a, b, c) ew_chebyshev(a, b, 1, true)
+#define EWOP_shifted_chebyshev_v(a, b, c) ew_chebyshev(a, b, 2, true)
+#define EWOP_shifted_chebyshev_w(a, b, c) ew_chebyshev(a, b, 3, true)
+#define EWOP_hermite_h(a, b, c) ew_hermite(a, b, false)
+#define EWOP_hermite_he(a, b, c) ew_hermite(a, b, true)
+#define EWOP_laguerre_l(a, b, c) ew_laguerre(a, b)
+#define EWOP_legendre_p(a, b, c) ew_legendre(a, b)
 #define EWOP_i0(a, b, c) ew_bessel_i(a, 0, false)
+#define EWOP_modified_bessel_i0(a, b, c) ew_bessel_i(a, 0, false)
+#define EWOP_modified_bessel_i1(a, b, c) ew_bessel_i(a, 1, false)
+#define EWOP_spherical_bessel_j0(a, b, c) ew_spherical_bessel_j0(a)
 #define EWOP_i0e(a, b, c) ew_bessel_i(a, 0, true)
 #define EWOP_i1(a, b, c) ew_bessel_i(a, 1, false)
 #define EWOP_i1e(a, b, c) ew_bessel_i(a, 1, true)

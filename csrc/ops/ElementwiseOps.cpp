@@ -143,10 +143,25 @@
 #include <ATen/ops/softplus_native.h>
 #include <ATen/ops/softshrink_backward_native.h>
 #include <ATen/ops/softshrink_native.h>
+#include <ATen/ops/special_chebyshev_polynomial_t_native.h>
+#include <ATen/ops/special_chebyshev_polynomial_u_native.h>
+#include <ATen/ops/special_chebyshev_polynomial_v_native.h>
+#include <ATen/ops/special_chebyshev_polynomial_w_native.h>
 #include <ATen/ops/special_entr_native.h>
+#include <ATen/ops/special_hermite_polynomial_h_native.h>
+#include <ATen/ops/special_hermite_polynomial_he_native.h>
 #include <ATen/ops/special_i0e_native.h>
 #include <ATen/ops/special_i1_native.h>
 #include <ATen/ops/special_i1e_native.h>
+#include <ATen/ops/special_laguerre_polynomial_l_native.h>
+#include <ATen/ops/special_legendre_polynomial_p_native.h>
+#include <ATen/ops/special_modified_bessel_i0_native.h>
+#include <ATen/ops/special_modified_bessel_i1_native.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_t_native.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_u_native.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_v_native.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_w_native.h>
+#include <ATen/ops/special_spherical_bessel_j0_native.h>
 #include <ATen/ops/special_xlog1py_native.h>
 #include <ATen/ops/special_zeta_native.h>
 #include <ATen/ops/sqrt_native.h>
@@ -454,6 +469,18 @@ TORCH_OCL_EW_STUB(xlog1py_stub, xlog1py);
 TORCH_OCL_EW_STUB(logaddexp_stub, logaddexp);
 TORCH_OCL_EW_STUB(logaddexp2_stub, logaddexp2);
 TORCH_OCL_EW_STUB(zeta_stub, zeta);
+TORCH_OCL_EW_STUB(chebyshev_polynomial_t_stub, chebyshev_t);
+TORCH_OCL_EW_STUB(chebyshev_polynomial_u_stub, chebyshev_u);
+TORCH_OCL_EW_STUB(chebyshev_polynomial_v_stub, chebyshev_v);
+TORCH_OCL_EW_STUB(chebyshev_polynomial_w_stub, chebyshev_w);
+TORCH_OCL_EW_STUB(shifted_chebyshev_polynomial_t_stub, shifted_chebyshev_t);
+TORCH_OCL_EW_STUB(shifted_chebyshev_polynomial_u_stub, shifted_chebyshev_u);
+TORCH_OCL_EW_STUB(shifted_chebyshev_polynomial_v_stub, shifted_chebyshev_v);
+TORCH_OCL_EW_STUB(shifted_chebyshev_polynomial_w_stub, shifted_chebyshev_w);
+TORCH_OCL_EW_STUB(hermite_polynomial_h_stub, hermite_h);
+TORCH_OCL_EW_STUB(hermite_polynomial_he_stub, hermite_he);
+TORCH_OCL_EW_STUB(laguerre_polynomial_l_stub, laguerre_l);
+TORCH_OCL_EW_STUB(legendre_polynomial_p_stub, legendre_p);
 TORCH_OCL_EW_STUB(erf_stub, erf);
 TORCH_OCL_EW_STUB(erfc_stub, erfc);
 TORCH_OCL_EW_STUB(erfinv_stub, erfinv);
@@ -480,6 +507,9 @@ TORCH_OCL_EW_STUB(special_i0e_stub, i0e);
 TORCH_OCL_EW_STUB(special_i1_stub, i1);
 TORCH_OCL_EW_STUB(special_i1e_stub, i1e);
 TORCH_OCL_EW_STUB(special_entr_stub, entr);
+TORCH_OCL_EW_STUB(special_modified_bessel_i0_stub, modified_bessel_i0);
+TORCH_OCL_EW_STUB(special_modified_bessel_i1_stub, modified_bessel_i1);
+TORCH_OCL_EW_STUB(special_spherical_bessel_j0_stub, spherical_bessel_j0);
 TORCH_OCL_EW_STUB(logit_stub, logit);
 TORCH_OCL_EW_STUB(logit_backward_stub, logit_backward);
 TORCH_OCL_EW_STUB(silu_stub, silu);
@@ -533,6 +563,10 @@ namespace torch_ocl {
                        #name ".Tensor_out")                                               \
   TORCH_OCL_STRUCTURED(structured_##name##_Scalar_out, #name ".Scalar", #name "_.Scalar", \
                        #name ".Scalar_out")
+// torch.special ops: a functional form and out=.
+#define TORCH_OCL_SPECIAL(name)                                                     \
+  TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_##name##_out, "special_" #name, \
+                                  "special_" #name ".out")
 #define TORCH_OCL_BITWISE(name)                                                    \
   TORCH_OCL_STRUCTURED(structured_##name##_out, #name ".Tensor", #name "_.Tensor", \
                        #name ".Tensor_out")
@@ -612,6 +646,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_logaddexp_out, "logaddexp", "logaddexp.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_logaddexp2_out, "logaddexp2", "logaddexp2.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_zeta_out, "special_zeta", "special_zeta.out")
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_t)
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_u)
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_v)
+  TORCH_OCL_SPECIAL(chebyshev_polynomial_w)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_t)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_u)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_v)
+  TORCH_OCL_SPECIAL(shifted_chebyshev_polynomial_w)
+  TORCH_OCL_SPECIAL(hermite_polynomial_h)
+  TORCH_OCL_SPECIAL(hermite_polynomial_he)
+  TORCH_OCL_SPECIAL(laguerre_polynomial_l)
+  TORCH_OCL_SPECIAL(legendre_polynomial_p)
   TORCH_OCL_UNARY(erf)
   TORCH_OCL_UNARY(erfc)
   TORCH_OCL_UNARY(erfinv)
@@ -638,6 +684,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_i1_out, "special_i1", "special_i1.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_i1e_out, "special_i1e", "special_i1e.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_entr_out, "special_entr", "special_entr.out")
+  TORCH_OCL_SPECIAL(modified_bessel_i0)
+  TORCH_OCL_SPECIAL(modified_bessel_i1)
+  TORCH_OCL_SPECIAL(spherical_bessel_j0)
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_logit_backward_out, "logit_backward", "logit_backward.grad_input")
   // activations
   m.impl("gelu", AtenStructured<GeluImpl>::functional);
@@ -737,5 +786,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #undef TORCH_OCL_UNARY
 #undef TORCH_OCL_COMPARISON
 #undef TORCH_OCL_BITWISE
+#undef TORCH_OCL_SPECIAL
 
 }  // namespace torch_ocl

@@ -128,6 +128,18 @@ enum EwFlags : uint8_t {
   X(logaddexp,         kFloating, "logaddexp_cpu",         kNoFlags)         \
   X(logaddexp2,        kFloating, "logaddexp2_cpu",        kNoFlags)         \
   X(zeta,              kFloatDouble, "zeta_cpu",           kNoFlags)         \
+  X(chebyshev_t,       kFloatDouble, "chebyshev_polynomial_t_cpu", kNoFlags) \
+  X(chebyshev_u,       kFloatDouble, "chebyshev_polynomial_u_cpu", kNoFlags) \
+  X(chebyshev_v,       kFloatDouble, "chebyshev_polynomial_v_cpu", kNoFlags) \
+  X(chebyshev_w,       kFloatDouble, "chebyshev_polynomial_w_cpu", kNoFlags) \
+  X(shifted_chebyshev_t, kFloatDouble, "shifted_chebyshev_polynomial_t_cpu", kNoFlags) \
+  X(shifted_chebyshev_u, kFloatDouble, "shifted_chebyshev_polynomial_u_cpu", kNoFlags) \
+  X(shifted_chebyshev_v, kFloatDouble, "shifted_chebyshev_polynomial_v_cpu", kNoFlags) \
+  X(shifted_chebyshev_w, kFloatDouble, "shifted_chebyshev_polynomial_w_cpu", kNoFlags) \
+  X(hermite_h,         kFloatDouble, "hermite_polynomial_h_cpu", kNoFlags) \
+  X(hermite_he,        kFloatDouble, "hermite_polynomial_he_cpu", kNoFlags) \
+  X(laguerre_l,        kFloatDouble, "laguerre_polynomial_l_cpu", kNoFlags) \
+  X(legendre_p,        kFloatDouble, "legendre_polynomial_p_cpu", kNoFlags) \
   X(erf,               kFloating, "erf_cpu",               kBatch)           \
   X(erfc,              kFloating, "erfc_cpu",              kNoFlags)         \
   X(erfinv,            kFloating, "erfinv_cpu",            kNoFlags)         \
@@ -154,6 +166,9 @@ enum EwFlags : uint8_t {
   X(i1,                kFloating, "i1_cpu",                kNoFlags)         \
   X(i1e,               kFloating, "i1e_cpu",               kNoFlags)         \
   X(entr,              kFloating, "entr_cpu",              kNoFlags)         \
+  X(modified_bessel_i0, kFloatDouble, "modified_bessel_i0_cpu", kNoFlags)   \
+  X(modified_bessel_i1, kFloatDouble, "modified_bessel_i1_cpu", kNoFlags)   \
+  X(spherical_bessel_j0, kFloatDouble, "spherical_bessel_j0_cpu", kNoFlags) \
   X(logit,             kFloating, "logit_cpu",             kNoFlags)         \
   X(logit_backward,    kFloating, "logit_backward_cpu",    kNoFlags)         \
   /* activations (p0.. their scalar arguments, in the stub's order) */      \
