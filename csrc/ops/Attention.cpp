@@ -16,9 +16,10 @@
 // query heads a multiple of them (grouped-query attention with enable_gqa, or one key head
 // broadcast), head dims <= 128, 0 <= dropout_p < 1, a mask (bool, float or q's dtype, on the
 // device) that broadcasts to [..., L, S], enough local memory. A mask together with is_causal
-// applies both, as CPU torch's flash kernel does (ATen's math path raises there instead). The user's torch.nn.attention.sdpa_kernel
-// choice is honoured: OVERRIDEABLE disabled means math, and with both disabled the choice is an
-// error (ATen's "No viable backend" message).
+// applies both, as CPU torch 2.13's flash kernel does (under torch 2.15 ATen itself raises there,
+// as on the CPU; ATen's math path raises too). The user's torch.nn.attention.sdpa_kernel choice
+// is honoured: OVERRIDEABLE disabled means math, and with both disabled the choice is an error
+// (ATen's "No viable backend" message).
 //
 // The outputs follow ATen's meta function for the overrideable op: out with the query's layout,
 // logsumexp float [B, H, L], philox seed and offset as 0-dim int64 CPU tensors (read by the
