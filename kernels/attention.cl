@@ -63,8 +63,8 @@
 // registers): unrolling the tile loops too was no faster on PoCL and doubled compile times.
 #define UNROLL _Pragma("unroll")
 
-#define TENSOR(name)                                                                 \
-  __global const STORE_TYPE(T)* name, ulong name##_off, long name##_sb, long name##_sh, \
+#define TENSOR(name)                                                                   \
+  __global const STORE_TYPE(T)*name, ulong name##_off, long name##_sb, long name##_sh, \
       long name##_sl
 
 // Element j of a private float8 array.
@@ -110,50 +110,50 @@ inline float keep_scale(uint w, uint drop_thresh, float drop_scale) {
 
 // Rows [r0, r0 + n) (n <= BT) of a [rows, D] slab (row stride sl) times mul, into the tile
 // dst[BT][NC] of float8 (columns >= D and rows >= n are 0).
-#define LOAD_TILE(dst, D, NC, src, base, sl, r0, n, mul)                                \
-  for (int e_ = (int)get_local_id(0); e_ < BT * (NC); e_ += LWS) {                       \
-    const int rr_ = e_ / (NC), c_ = e_ - rr_ * (NC);                                     \
-    (dst)[e_] = rr_ < (n) ? load8(src, (base) + ((r0) + rr_) * (sl), c_ * 8, (D), (mul))  \
-                          : (float8)(0.0f);                                              \
+#define LOAD_TILE(dst, D, NC, src, base, sl, r0, n, mul)                                           \
+  for (int e_ = (int)get_local_id(0); e_ < BT * (NC); e_ += LWS) {                                 \
+    const int rr_ = e_ / (NC), c_ = e_ - rr_ * (NC);                                               \
+    (dst)[e_] =                                                                                    \
+        rr_ < (n) ? load8(src, (base) + ((r0) + rr_) * (sl), c_ * 8, (D), (mul)) : (float8)(0.0f); \
   }
 // Row vectors x[r] (float8 [RQ][NC]) of a work-item's RQ rows from a [rows, D] slab.
-#define LOAD_PRIVATE(x, D, NC, src, base, sl, row0, nrows, mul)                 \
-  for (int r_ = 0; r_ < RQ; ++r_) {                                            \
-    const long i_ = (row0) + r_;                                               \
-    for (int c_ = 0; c_ < (NC); ++c_)                                          \
-      (x)[r_][c_] = i_ < (nrows) ? load8(src, (base) + i_ * (sl), c_ * 8, (D), (mul)) \
-                                 : (float8)(0.0f);                             \
+#define LOAD_PRIVATE(x, D, NC, src, base, sl, row0, nrows, mul)                               \
+  for (int r_ = 0; r_ < RQ; ++r_) {                                                           \
+    const long i_ = (row0) + r_;                                                              \
+    for (int c_ = 0; c_ < (NC); ++c_)                                                         \
+      (x)[r_][c_] =                                                                           \
+          i_ < (nrows) ? load8(src, (base) + i_ * (sl), c_ * 8, (D), (mul)) : (float8)(0.0f); \
   }
 
 // LANE(out[r], j) = x[r] . tile[j] for r < RQ, j < BT: x is float8 [RQ][NC] (a work-item's
 // rows), tile a float8 [BT][NC] tile in local memory. Two tile rows at a time.
-#define TILE_DOTS(out, x, tile, NC)                                                 \
-  for (int jj_ = 0; jj_ < BT; jj_ += 2) {                                  \
-    float8 a0_[RQ], a1_[RQ];                                                      \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a0_[r_] = a1_[r_] = (float8)(0.0f);    \
-    for (int c_ = 0; c_ < (NC); ++c_) {                                    \
+#define TILE_DOTS(out, x, tile, NC)                                                    \
+  for (int jj_ = 0; jj_ < BT; jj_ += 2) {                                              \
+    float8 a0_[RQ], a1_[RQ];                                                           \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a0_[r_] = a1_[r_] = (float8)(0.0f);         \
+    for (int c_ = 0; c_ < (NC); ++c_) {                                                \
       const float8 t0_ = (tile)[jj_ * (NC) + c_], t1_ = (tile)[(jj_ + 1) * (NC) + c_]; \
-      UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                    \
-        a0_[r_] += (x)[r_][c_] * t0_;                                             \
-        a1_[r_] += (x)[r_][c_] * t1_;                                             \
-      }                                                                           \
-    }                                                                             \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                      \
-      LANE((out)[r_], jj_) = hsum8(a0_[r_]);                                      \
-      LANE((out)[r_], jj_ + 1) = hsum8(a1_[r_]);                                  \
-    }                                                                             \
+      UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                         \
+        a0_[r_] += (x)[r_][c_] * t0_;                                                  \
+        a1_[r_] += (x)[r_][c_] * t1_;                                                  \
+      }                                                                                \
+    }                                                                                  \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                           \
+      LANE((out)[r_], jj_) = hsum8(a0_[r_]);                                           \
+      LANE((out)[r_], jj_ + 1) = hsum8(a1_[r_]);                                       \
+    }                                                                                  \
   }
 // acc[r][c] += LANE(w[r], jj) * tile[jj][c] for c < NC, over jj < BT: w is float8 [RQ][NB],
 // tile a float8 [BT][NC] tile.
-#define TILE_AXPY(acc, w, tile, NC)                                          \
-  for (int c_ = 0; c_ < (NC); ++c_) {                                 \
-    float8 a_[RQ];                                                           \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] = (acc)[r_][c_];           \
-    for (int jj_ = 0; jj_ < BT; ++jj_) {                              \
-      const float8 t_ = (tile)[jj_ * (NC) + c_];                             \
+#define TILE_AXPY(acc, w, tile, NC)                                             \
+  for (int c_ = 0; c_ < (NC); ++c_) {                                           \
+    float8 a_[RQ];                                                              \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] = (acc)[r_][c_];              \
+    for (int jj_ = 0; jj_ < BT; ++jj_) {                                        \
+      const float8 t_ = (tile)[jj_ * (NC) + c_];                                \
       UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] += LANE((w)[r_], jj_) * t_; \
-    }                                                                        \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) (acc)[r_][c_] = a_[r_];           \
+    }                                                                           \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_)(acc)[r_][c_] = a_[r_];               \
   }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_fwd(
@@ -251,9 +251,9 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dq(
     TENSOR(q), TENSOR(k), TENSOR(v), TENSOR(g), __global STORE_TYPE(T)* dq, ulong dq_off,
     long dq_sb, long dq_sh, long dq_sl, __global float* ds_out, ulong ds_off, int has_ds,
     __global const float* lse, ulong lse_off, __global const float* delta, ulong delta_off,
-    __global const STORE_TYPE(M_T)* mask, ulong m_off, long m_sb, long m_sh, long m_sl,
-    long m_ss, int has_mask, int causal, long H, long GROUP, long L, long S, float scale,
-    uint drop_thresh, float drop_scale, uint key0, uint key1, ulong base) {
+    __global const STORE_TYPE(M_T)* mask, ulong m_off, long m_sb, long m_sh, long m_sl, long m_ss,
+    int has_mask, int causal, long H, long GROUP, long L, long S, float scale, uint drop_thresh,
+    float drop_scale, uint key0, uint key1, ulong base) {
   __local float8 ks[BT * NQ];  // K tile
   __local float8 vs[BT * NV];  // V tile
   const long bh = get_group_id(1), b = bh / H, h = bh - b * H, hk = h / GROUP;
@@ -306,8 +306,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dq(
       for (int c = 0; c < NB; ++c)
         s[r][c] = exp(s[r][c] - (float8)(lse_r[r])) * (dp[r][c] - (float8)(delta_r[r]));
       if (has_ds && i < L) {
-        for (int jj = 0; jj < n; ++jj)
-          ds_out[ds_off + (bh * L + i) * S + j0 + jj] = LANE(s[r], jj);
+        for (int jj = 0; jj < n; ++jj) ds_out[ds_off + (bh * L + i) * S + j0 + jj] = LANE(s[r], jj);
       }
     }
     TILE_AXPY(acc, s, ks, NQ)
@@ -326,13 +325,12 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dq(
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dkv(
     TENSOR(q), TENSOR(k), TENSOR(v), TENSOR(g), __global STORE_TYPE(T)* dk, ulong dk_off,
     long dk_sb, long dk_sh, long dk_sl, __global STORE_TYPE(T)* dv, ulong dv_off, long dv_sb,
-    long dv_sh, long dv_sl, __global const float* lse, ulong lse_off,
-    __global const float* delta, ulong delta_off, __global const STORE_TYPE(M_T)* mask,
-    ulong m_off, long m_sb, long m_sh, long m_sl, long m_ss, int has_mask, int causal, long H,
-    long GROUP, long L, long S, float scale, uint drop_thresh, float drop_scale, uint key0,
-    uint key1, ulong base) {
-  __local float8 qs[BT * NQ];  // scale * Q tile
-  __local float8 gs[BT * NV];  // dO tile
+    long dv_sh, long dv_sl, __global const float* lse, ulong lse_off, __global const float* delta,
+    ulong delta_off, __global const STORE_TYPE(M_T)* mask, ulong m_off, long m_sb, long m_sh,
+    long m_sl, long m_ss, int has_mask, int causal, long H, long GROUP, long L, long S, float scale,
+    uint drop_thresh, float drop_scale, uint key0, uint key1, ulong base) {
+  __local float8 qs[BT * NQ];             // scale * Q tile
+  __local float8 gs[BT * NV];             // dO tile
   __local float8 lse_s[NB], delta_s[NB];  // the tile rows' statistics
   const int lid = (int)get_local_id(0);
   const long HK = H / GROUP;
