@@ -20,11 +20,13 @@
 // counters; the backward kernels regenerate the same mask from the same (key, base).
 //
 // Work split. Every work-item takes RQ consecutive rows (query rows, or key rows in
-// attn_bwd_dkv) and a work-group LWS * RQ rows of one (b, h) (or (b, hk)). The other side streams
-// through local memory in tiles of BT rows (BT a multiple of 8), stored row-major (padded to a
-// multiple of 8 columns) and/or transposed, so that every inner loop is a float8 multiply-add:
-// scores along the tile's 8 keys, outputs and gradients along 8 head-dim columns. A CPU device
-// gets RQ = 4 (register blocking, as in mm.cl), a GPU RQ = 1 and more work-items.
+// attn_bwd_dkv) and a work-group LWS * RQ rows of one (b, h) (or (b, hk)); the work-item keeps
+// its rows (and their accumulators) in registers as float8 along the head dim. The other side
+// streams through local memory in tiles of BT rows (BT a multiple of 8), row-major with the head
+// dim padded to a multiple of 8 with zeros. Scores are dot products of float8 rows (then a
+// horizontal sum; no transposed tile needed), outputs and gradients float8 multiply-adds of a
+// score times a tile row. A CPU device gets RQ = 4 (register blocking: each tile value loaded
+// serves 4 rows, as in mm.cl), a GPU RQ = 1 and more work-items.
 //
 // attn_fwd: O = dropout(P) V and lse_r = m_r + log(l_r) (the row's max score and sum of
 //   exp(s - max)), with an online softmax over the key tiles.
@@ -42,10 +44,10 @@
 // Build options: -DT=<float|half|bfloat16> (q, k, v, out, grads), -DM_T=<tag> (the mask;
 // default T), -DDQK=<n> -DDV=<n> (head dims), -DBT=<tile rows, a multiple of 8>, -DRQ=<rows per
 // work-item>, -DLWS=<work-group size> (enforced with reqd_work_group_size). Local memory, in
-// floats: attn_fwd BT * (DQK + DVP), attn_bwd_dq BT * (DQK + DV + DQKP), attn_bwd_dkv
-// BT * (DQK + DV + DQKP + DVP + 2) (DQKP, DVP: DQK, DV rounded up to 8).
-// Accumulation is in float for every T; no fused multiply-add (a * b + c), which PoCL would
-// turn into calls (BUILD-NOTES).
+// floats: BT * (DQKP + DVP) for attn_fwd and attn_bwd_dq, BT * (DQKP + DVP + 2) for
+// attn_bwd_dkv (DQKP, DVP: DQK, DV rounded up to 8).
+// Accumulation is in float for every T. Multiply-adds are written a * b + c, not fma() (a call
+// on PoCL, BUILD-NOTES); the compiler may contract them.
 
 #ifndef M_T
 #define M_T T
@@ -61,8 +63,8 @@
 // registers): unrolling the tile loops too was no faster on PoCL and doubled compile times.
 #define UNROLL _Pragma("unroll")
 
-#define TENSOR(name)                                                                 \
-  __global const STORE_TYPE(T)* name, ulong name##_off, long name##_sb, long name##_sh, \
+#define TENSOR(name)                                                                   \
+  __global const STORE_TYPE(T)*name, ulong name##_off, long name##_sb, long name##_sh, \
       long name##_sl
 
 // Element j of a private float8 array.
@@ -108,50 +110,50 @@ inline float keep_scale(uint w, uint drop_thresh, float drop_scale) {
 
 // Rows [r0, r0 + n) (n <= BT) of a [rows, D] slab (row stride sl) times mul, into the tile
 // dst[BT][NC] of float8 (columns >= D and rows >= n are 0).
-#define LOAD_TILE(dst, D, NC, src, base, sl, r0, n, mul)                                \
-  for (int e_ = (int)get_local_id(0); e_ < BT * (NC); e_ += LWS) {                       \
-    const int rr_ = e_ / (NC), c_ = e_ - rr_ * (NC);                                     \
-    (dst)[e_] = rr_ < (n) ? load8(src, (base) + ((r0) + rr_) * (sl), c_ * 8, (D), (mul))  \
-                          : (float8)(0.0f);                                              \
+#define LOAD_TILE(dst, D, NC, src, base, sl, r0, n, mul)                                           \
+  for (int e_ = (int)get_local_id(0); e_ < BT * (NC); e_ += LWS) {                                 \
+    const int rr_ = e_ / (NC), c_ = e_ - rr_ * (NC);                                               \
+    (dst)[e_] =                                                                                    \
+        rr_ < (n) ? load8(src, (base) + ((r0) + rr_) * (sl), c_ * 8, (D), (mul)) : (float8)(0.0f); \
   }
 // Row vectors x[r] (float8 [RQ][NC]) of a work-item's RQ rows from a [rows, D] slab.
-#define LOAD_PRIVATE(x, D, NC, src, base, sl, row0, nrows, mul)                 \
-  for (int r_ = 0; r_ < RQ; ++r_) {                                            \
-    const long i_ = (row0) + r_;                                               \
-    for (int c_ = 0; c_ < (NC); ++c_)                                          \
-      (x)[r_][c_] = i_ < (nrows) ? load8(src, (base) + i_ * (sl), c_ * 8, (D), (mul)) \
-                                 : (float8)(0.0f);                             \
+#define LOAD_PRIVATE(x, D, NC, src, base, sl, row0, nrows, mul)                               \
+  for (int r_ = 0; r_ < RQ; ++r_) {                                                           \
+    const long i_ = (row0) + r_;                                                              \
+    for (int c_ = 0; c_ < (NC); ++c_)                                                         \
+      (x)[r_][c_] =                                                                           \
+          i_ < (nrows) ? load8(src, (base) + i_ * (sl), c_ * 8, (D), (mul)) : (float8)(0.0f); \
   }
 
 // LANE(out[r], j) = x[r] . tile[j] for r < RQ, j < BT: x is float8 [RQ][NC] (a work-item's
 // rows), tile a float8 [BT][NC] tile in local memory. Two tile rows at a time.
-#define TILE_DOTS(out, x, tile, NC)                                                 \
-  for (int jj_ = 0; jj_ < BT; jj_ += 2) {                                  \
-    float8 a0_[RQ], a1_[RQ];                                                      \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a0_[r_] = a1_[r_] = (float8)(0.0f);    \
-    for (int c_ = 0; c_ < (NC); ++c_) {                                    \
+#define TILE_DOTS(out, x, tile, NC)                                                    \
+  for (int jj_ = 0; jj_ < BT; jj_ += 2) {                                              \
+    float8 a0_[RQ], a1_[RQ];                                                           \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a0_[r_] = a1_[r_] = (float8)(0.0f);         \
+    for (int c_ = 0; c_ < (NC); ++c_) {                                                \
       const float8 t0_ = (tile)[jj_ * (NC) + c_], t1_ = (tile)[(jj_ + 1) * (NC) + c_]; \
-      UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                    \
-        a0_[r_] += (x)[r_][c_] * t0_;                                             \
-        a1_[r_] += (x)[r_][c_] * t1_;                                             \
-      }                                                                           \
-    }                                                                             \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                      \
-      LANE((out)[r_], jj_) = hsum8(a0_[r_]);                                      \
-      LANE((out)[r_], jj_ + 1) = hsum8(a1_[r_]);                                  \
-    }                                                                             \
+      UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                         \
+        a0_[r_] += (x)[r_][c_] * t0_;                                                  \
+        a1_[r_] += (x)[r_][c_] * t1_;                                                  \
+      }                                                                                \
+    }                                                                                  \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_) {                                           \
+      LANE((out)[r_], jj_) = hsum8(a0_[r_]);                                           \
+      LANE((out)[r_], jj_ + 1) = hsum8(a1_[r_]);                                       \
+    }                                                                                  \
   }
 // acc[r][c] += LANE(w[r], jj) * tile[jj][c] for c < NC, over jj < BT: w is float8 [RQ][NB],
 // tile a float8 [BT][NC] tile.
-#define TILE_AXPY(acc, w, tile, NC)                                          \
-  for (int c_ = 0; c_ < (NC); ++c_) {                                 \
-    float8 a_[RQ];                                                           \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] = (acc)[r_][c_];           \
-    for (int jj_ = 0; jj_ < BT; ++jj_) {                              \
-      const float8 t_ = (tile)[jj_ * (NC) + c_];                             \
+#define TILE_AXPY(acc, w, tile, NC)                                             \
+  for (int c_ = 0; c_ < (NC); ++c_) {                                           \
+    float8 a_[RQ];                                                              \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] = (acc)[r_][c_];              \
+    for (int jj_ = 0; jj_ < BT; ++jj_) {                                        \
+      const float8 t_ = (tile)[jj_ * (NC) + c_];                                \
       UNROLL for (int r_ = 0; r_ < RQ; ++r_) a_[r_] += LANE((w)[r_], jj_) * t_; \
-    }                                                                        \
-    UNROLL for (int r_ = 0; r_ < RQ; ++r_) (acc)[r_][c_] = a_[r_];           \
+    }                                                                           \
+    UNROLL for (int r_ = 0; r_ < RQ; ++r_)(acc)[r_][c_] = a_[r_];               \
   }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_fwd(
@@ -249,9 +251,9 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dq(
     TENSOR(q), TENSOR(k), TENSOR(v), TENSOR(g), __global STORE_TYPE(T)* dq, ulong dq_off,
     long dq_sb, long dq_sh, long dq_sl, __global float* ds_out, ulong ds_off, int has_ds,
     __global const float* lse, ulong lse_off, __global const float* delta, ulong delta_off,
-    __global const STORE_TYPE(M_T)* mask, ulong m_off, long m_sb, long m_sh, long m_sl,
-    long m_ss, int has_mask, int causal, long H, long GROUP, long L, long S, float scale,
-    uint drop_thresh, float drop_scale, uint key0, uint key1, ulong base) {
+    __global const STORE_TYPE(M_T)* mask, ulong m_off, long m_sb, long m_sh, long m_sl, long m_ss,
+    int has_mask, int causal, long H, long GROUP, long L, long S, float scale, uint drop_thresh,
+    float drop_scale, uint key0, uint key1, ulong base) {
   __local float8 ks[BT * NQ];  // K tile
   __local float8 vs[BT * NV];  // V tile
   const long bh = get_group_id(1), b = bh / H, h = bh - b * H, hk = h / GROUP;
@@ -304,8 +306,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dq(
       for (int c = 0; c < NB; ++c)
         s[r][c] = exp(s[r][c] - (float8)(lse_r[r])) * (dp[r][c] - (float8)(delta_r[r]));
       if (has_ds && i < L) {
-        for (int jj = 0; jj < n; ++jj)
-          ds_out[ds_off + (bh * L + i) * S + j0 + jj] = LANE(s[r], jj);
+        for (int jj = 0; jj < n; ++jj) ds_out[ds_off + (bh * L + i) * S + j0 + jj] = LANE(s[r], jj);
       }
     }
     TILE_AXPY(acc, s, ks, NQ)
@@ -324,14 +325,13 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dq(
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dkv(
     TENSOR(q), TENSOR(k), TENSOR(v), TENSOR(g), __global STORE_TYPE(T)* dk, ulong dk_off,
     long dk_sb, long dk_sh, long dk_sl, __global STORE_TYPE(T)* dv, ulong dv_off, long dv_sb,
-    long dv_sh, long dv_sl, __global const float* lse, ulong lse_off,
-    __global const float* delta, ulong delta_off, __global const STORE_TYPE(M_T)* mask,
-    ulong m_off, long m_sb, long m_sh, long m_sl, long m_ss, int has_mask, int causal, long H,
-    long GROUP, long L, long S, float scale, uint drop_thresh, float drop_scale, uint key0,
-    uint key1, ulong base) {
-  __local float8 qs[BT * NQ];  // scale * Q tile
-  __local float8 gs[BT * NV];  // dO tile
-  __local float lse_s[BT], delta_s[BT];
+    long dv_sh, long dv_sl, __global const float* lse, ulong lse_off, __global const float* delta,
+    ulong delta_off, __global const STORE_TYPE(M_T)* mask, ulong m_off, long m_sb, long m_sh,
+    long m_sl, long m_ss, int has_mask, int causal, long H, long GROUP, long L, long S, float scale,
+    uint drop_thresh, float drop_scale, uint key0, uint key1, ulong base) {
+  __local float8 qs[BT * NQ];             // scale * Q tile
+  __local float8 gs[BT * NV];             // dO tile
+  __local float8 lse_s[NB], delta_s[NB];  // the tile rows' statistics
   const int lid = (int)get_local_id(0);
   const long HK = H / GROUP;
   const long bhk = get_group_id(1), b = bhk / HK, hk = bhk - b * HK;
@@ -357,8 +357,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dkv(
       LOAD_TILE(qs, DQK, NQ, q, qb, q_sl, r0, n, scale)
       LOAD_TILE(gs, DV, NV, g, gb, g_sl, r0, n, 1.0f)
       for (int e = lid; e < BT; e += LWS) {
-        lse_s[e] = e < n ? lse[lse_off + bh * L + r0 + e] : INFINITY;
-        delta_s[e] = e < n ? delta[delta_off + bh * L + r0 + e] : 0.0f;
+        ((__local float*)lse_s)[e] = e < n ? lse[lse_off + bh * L + r0 + e] : INFINITY;
+        ((__local float*)delta_s)[e] = e < n ? delta[delta_off + bh * L + r0 + e] : 0.0f;
       }
       barrier(CLK_LOCAL_MEM_FENCE);
       if (j0 >= S) continue;
@@ -366,27 +366,41 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void attn_bwd_dkv(
       float8 s[RQ][NB], dp[RQ][NB];
       TILE_DOTS(s, kr, qs, NQ)
       TILE_DOTS(dp, vr, gs, NV)
-      uint4 w = (uint4)(0u);
-      for (int ii = 0; ii < BT; ++ii) {
-        const long i = r0 + ii;
-        for (int r = 0; r < RQ; ++r) {
-          const long j = j0 + r;
-          float x = LANE(s[r], ii);
+      // Masks, then P = exp(s - lse) a float8 (8 query rows) at a time.
+      float8 z[RQ][NB];
+      for (int r = 0; r < RQ; ++r) {
+        const long j = j0 + r;
+        for (int ii = 0; ii < BT; ++ii) {
+          const long i = r0 + ii;
           if (ii >= n || j >= S || (causal && j > i)) {
-            x = -INFINITY;
+            LANE(s[r], ii) = -INFINITY;
           } else if (has_mask) {
-            x += (float)LOAD(M_T, mask, m_off + b * m_sb + h * m_sh + i * m_sl + j * m_ss);
+            LANE(s[r], ii) +=
+                (float)LOAD(M_T, mask, m_off + b * m_sb + h * m_sh + i * m_sl + j * m_ss);
           }
-          const float p = exp(x - lse_s[ii]);
-          float z = 1.0f;
-          if (drop_thresh && ii < n && j < S) {
+        }
+        for (int c = 0; c < NB; ++c) {
+          s[r][c] = exp(s[r][c] - lse_s[c]);
+          z[r][c] = (float8)(1.0f);
+        }
+      }
+      if (drop_thresh) {
+        for (int ii = 0; ii < n; ++ii) {
+          const long i = r0 + ii;
+          uint4 w = (uint4)(0u);
+          for (int r = 0; r < RQ && j0 + r < S; ++r) {
+            const long j = j0 + r;
             if (r == 0 || (j & 3) == 0)
               w = drop_words(base + (ulong)(bh * L + i) * S4 + (ulong)(j / 4), key0, key1);
-            z = keep_scale(word_of(w, (int)(j & 3)), drop_thresh, drop_scale);
+            LANE(z[r], ii) = keep_scale(word_of(w, (int)(j & 3)), drop_thresh, drop_scale);
           }
-          // s becomes Z * P (for dV), dp becomes dS = P * (Z * dP - delta) (for dK).
-          LANE(s[r], ii) = p * z;
-          LANE(dp[r], ii) = p * (LANE(dp[r], ii) * z - delta_s[ii]);
+        }
+      }
+      // s becomes Z * P (for dV), dp becomes dS = P * (Z * dP - delta) (for dK).
+      for (int r = 0; r < RQ; ++r) {
+        for (int c = 0; c < NB; ++c) {
+          dp[r][c] = s[r][c] * (dp[r][c] * z[r][c] - delta_s[c]);
+          s[r][c] *= z[r][c];
         }
       }
       TILE_AXPY(dva, s, gs, NV)

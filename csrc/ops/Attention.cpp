@@ -16,9 +16,10 @@
 // query heads a multiple of them (grouped-query attention with enable_gqa, or one key head
 // broadcast), head dims <= 128, 0 <= dropout_p < 1, a mask (bool, float or q's dtype, on the
 // device) that broadcasts to [..., L, S], enough local memory. A mask together with is_causal
-// applies both, as CPU torch's flash kernel does (ATen's math path raises there instead). The user's torch.nn.attention.sdpa_kernel
-// choice is honoured: OVERRIDEABLE disabled means math, and with both disabled the choice is an
-// error (ATen's "No viable backend" message).
+// applies both, as CPU torch 2.13's flash kernel does (under torch 2.15 ATen itself raises there,
+// as on the CPU; ATen's math path raises too). The user's torch.nn.attention.sdpa_kernel choice
+// is honoured: OVERRIDEABLE disabled means math, and with both disabled the choice is an error
+// (ATen's "No viable backend" message).
 //
 // The outputs follow ATen's meta function for the overrideable op: out with the query's layout,
 // logsumexp float [B, H, L], philox seed and offset as 0-dim int64 CPU tensors (read by the
@@ -121,8 +122,8 @@ bool fused_supported(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 }
 
 int64_t choose_backend(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                       const std::optional<at::Tensor>& attn_mask, double dropout_p,
-                       bool is_causal, std::optional<double> scale, bool enable_gqa) {
+                       const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
+                       std::optional<double> scale, bool enable_gqa) {
   const auto& ctx = at::globalContext();
   if (ctx.userEnabledOverrideableSDP() &&
       fused_supported(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)) {
@@ -272,11 +273,11 @@ void check_operands(const at::Tensor& query, const at::Tensor& key, const at::Te
   TORCH_CHECK(HK > 0 && H % HK == 0 && value.size(-3) == HK,
               "_scaled_dot_product_fused_attention_overrideable: the query heads (", H,
               ") must be a multiple of the key and value heads (", HK, ", ", value.size(-3), ")");
-  TORCH_CHECK(query.size(-1) == key.size(-1) && key.size(-2) == value.size(-2) &&
-                  (query.dim() == 3 || (key.size(0) == query.size(0) &&
-                                        value.size(0) == query.size(0))),
-              "_scaled_dot_product_fused_attention_overrideable: mismatched shapes ",
-              query.sizes(), ", ", key.sizes(), ", ", value.sizes());
+  TORCH_CHECK(
+      query.size(-1) == key.size(-1) && key.size(-2) == value.size(-2) &&
+          (query.dim() == 3 || (key.size(0) == query.size(0) && value.size(0) == query.size(0))),
+      "_scaled_dot_product_fused_attention_overrideable: mismatched shapes ", query.sizes(), ", ",
+      key.sizes(), ", ", value.sizes());
   TORCH_CHECK(query.size(-1) >= 1 && query.size(-1) <= kMaxHeadDim && value.size(-1) >= 1 &&
                   value.size(-1) <= kMaxHeadDim,
               "_scaled_dot_product_fused_attention_overrideable: head dims must be in [1, ",
@@ -336,7 +337,7 @@ FwdResult fused_forward(const at::Tensor& query, const at::Tensor& key, const at
     enqueue_rows(l, device, sp, g.L, g.B * g.H);
     if (!o.is_same(as4d(out))) as4d(out).copy_(o);
   }
-  return {out,   lse,    at::Tensor(), at::Tensor(), c10::SymInt(g.L), c10::SymInt(g.S),
+  return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(g.L), c10::SymInt(g.S),
           seed, offset, at::Tensor()};
 }
 
@@ -346,14 +347,13 @@ int64_t host_long(const at::Tensor& t) {
   return t.defined() && t.numel() == 1 ? t.cpu().item<int64_t>() : 0;  // CPU tensors: no wait
 }
 
-BwdResult fused_backward(const at::Tensor& grad_out, const at::Tensor& query,
-                         const at::Tensor& key, const at::Tensor& value,
-                         const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask,
-                         const at::Tensor& out, const at::Tensor& logsumexp,
-                         const at::Tensor& cum_seq_q, const at::Tensor& cum_seq_k,
-                         c10::SymInt max_q, c10::SymInt max_k, double dropout_p, bool is_causal,
-                         const at::Tensor& philox_seed, const at::Tensor& philox_offset,
-                         std::optional<double> scale) {
+BwdResult fused_backward(const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key,
+                         const at::Tensor& value, const at::Tensor& attn_bias,
+                         std::array<bool, 4> grad_input_mask, const at::Tensor& out,
+                         const at::Tensor& logsumexp, const at::Tensor& cum_seq_q,
+                         const at::Tensor& cum_seq_k, c10::SymInt max_q, c10::SymInt max_k,
+                         double dropout_p, bool is_causal, const at::Tensor& philox_seed,
+                         const at::Tensor& philox_offset, std::optional<double> scale) {
   if (!grad_out.defined()) return {};
   check_operands(query, key, value);
   const int device = query.device().index();
@@ -367,14 +367,13 @@ BwdResult fused_backward(const at::Tensor& grad_out, const at::Tensor& query,
   at::Tensor dq = want_q ? at::empty_like(query) : at::Tensor();
   at::Tensor dk = want_kv ? at::empty_like(key) : at::Tensor();
   at::Tensor dv = want_kv ? at::empty_like(value) : at::Tensor();
-  at::Tensor ds = want_bias ? at::empty({g.B, g.H, g.L, g.S}, q.options().dtype(at::kFloat))
-                            : at::Tensor();
+  at::Tensor ds =
+      want_bias ? at::empty({g.B, g.H, g.L, g.S}, q.options().dtype(at::kFloat)) : at::Tensor();
   if (g.B * g.H * g.L > 0 && g.S > 0) {
     const Dropout d = dropout_params(dropout_p, static_cast<uint64_t>(host_long(philox_seed)),
                                      static_cast<uint64_t>(host_long(philox_offset)));
-    const Mask mask = make_mask(attn_bias.defined() ? std::optional<at::Tensor>(attn_bias)
-                                                    : std::nullopt,
-                                query, key);
+    const Mask mask = make_mask(
+        attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt, query, key);
     const Split sp = split_of(device, g);
     const std::string opts = build_options(q.scalar_type(), mask.type, g, sp, device);
     const float sc = softmax_scale(scale, g.DQK);

@@ -35,8 +35,7 @@ at::Tensor unrows(const at::Tensor& r, const at::Tensor& like, int64_t dim) {
 
 at::ScalarType acc_of(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
 
-void forward(const at::Tensor& x, int64_t dim, bool log, const at::Tensor& out,
-             bool safe = false) {
+void forward(const at::Tensor& x, int64_t dim, bool log, const at::Tensor& out, bool safe = false) {
   if (x.numel() == 0) return;
   const int device = x.device().index();
   const at::Tensor in = rows(x, dim);
