@@ -4,11 +4,14 @@
 // float16/bfloat16 compute in float32; integers wrap around like CPU torch's. Registered through
 // Structured.h: ATen's meta functions check shapes and dtypes, out= and in-place are checked and
 // resized there, and an output that overlaps an operand is computed into a temporary.
+#include <ATen/ops/_addmm_activation_meta.h>
 #include <ATen/ops/addmm_meta.h>
 #include <ATen/ops/baddbmm_meta.h>
 #include <ATen/ops/bmm_meta.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/gelu.h>
 #include <ATen/ops/mm_meta.h>
+#include <ATen/ops/relu.h>
 #include <torch/library.h>
 
 #include "ops/KernelTypes.h"
@@ -162,6 +165,20 @@ void addmm_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tenso
   addmm_kernel_impl(self, a, b, beta, alpha, out[0]);
 }
 
+// addmm with ReLU or GELU applied to the result (nn.Linear + activation in the transformer
+// fast path); GELU exact, as the CPU's.
+void addmm_activation_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tensor& a,
+                             const at::Tensor& b, const at::Scalar& beta, const at::Scalar& alpha,
+                             bool use_gelu) {
+  addmm_kernel_impl(self, a, b, beta, alpha, out[0]);
+  at::Tensor result = out[0];
+  if (use_gelu) {
+    at::gelu_(result);
+  } else {
+    at::relu_(result);
+  }
+}
+
 void bmm_kernel(const Outputs<1>& out, const at::Tensor& a, const at::Tensor& b) {
   baddbmm_impl({}, a, b, 0, 1, out[0], "bmm");
 }
@@ -177,6 +194,8 @@ using Baddbmm = Structured<at::meta::structured_baddbmm, baddbmm_kernel, 0>;
 // The bias (argument 0) may be the output itself: the kernel reads each bias element only in the
 // work-item that then writes that element (x.addmm_(a, b) needs no temporary).
 using Addmm = Structured<at::meta::structured_addmm, addmm_kernel, 0>;
+using AddmmActivation =
+    Structured<at::meta::structured__addmm_activation, addmm_activation_kernel, 0>;
 
 // ATen's baddbmm meta function copies self into the output before any kernel runs, so an output
 // that shares memory with batch1 or batch2 would lose them first: those are read from copies.
@@ -200,6 +219,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addmm", Addmm::functional);
   m.impl("addmm.out", Addmm::out);
   m.impl("addmm_", Addmm::inplace);
+  m.impl("_addmm_activation", AddmmActivation::functional);
+  m.impl("_addmm_activation.out", AddmmActivation::out);
   m.impl("bmm", Bmm::functional);
   m.impl("bmm.out", Bmm::out);
   m.impl("baddbmm", Baddbmm::functional);

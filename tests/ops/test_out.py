@@ -152,7 +152,8 @@ def _opinfo_cases():
     out_cases, inplace_cases = {}, {}
     wanted = {k.split(".")[0].rstrip("_") for k in OUT_OVERLOADS + INPLACE_OVERLOADS}
     for info in op_db:
-        if info.name not in wanted and info.aten_name not in wanted:
+        # (torch.special.x is aten::special_x)
+        if not {info.name, info.aten_name, info.name.replace(".", "_")} & wanted:
             continue
         dtype = _sample_dtype(info)
         if dtype is None:
@@ -239,6 +240,10 @@ def _table():
         "tanh_backward.grad_input": [((_x(2), y), aten.tanh_backward.default)],
         "threshold_backward.grad_input": [((_x(2), _x(3), 0.5), aten.threshold_backward.default)],
         "threshold.out": [((_x(2), 0.5, -3.0), aten.threshold.default)],
+        "_addmm_activation.out": [
+            ((_x(1)[:, 0], _x(2), _x(3).t()), aten._addmm_activation.default, {"use_gelu": gelu})
+            for gelu in (False, True)
+        ],
         "sum.IntList_out": [
             ((_x(), [1], False), aten.sum.dim_IntList),
             ((_x(), [0, 1], True), aten.sum.dim_IntList),

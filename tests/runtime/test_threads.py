@@ -299,7 +299,8 @@ def test_threads_first_use_new_buffers_at_once(subprocess_env):
         "    torch.ocl.empty_cache()\n"  # the tensors below land in new buffers
         "    barrier = threading.Barrier(8)\n"
         "    def work(i):\n"
-        "        cpu = torch.randn(1000 + i, generator=torch.Generator().manual_seed(100 * r + i))\n"
+        "        g = torch.Generator().manual_seed(100 * r + i)\n"
+        "        cpu = torch.randn(1000 + i, generator=g)\n"
         "        barrier.wait()\n"
         "        y = cpu.to('ocl') * 2\n"
         "        if not torch.equal(y.cpu(), cpu * 2):\n"
