@@ -101,3 +101,16 @@ def subprocess_env():
         parts.insert(0, here)
     env["PYTHONPATH"] = os.pathsep.join(parts)
     return env
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The run's peak memory (CI machines are small: a leak shows here before it kills a run)."""
+    import resource
+
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    line = f"torch-ocl: peak resident memory of the test process {peak_mb:.0f} MB"
+    if ocl_available():
+        reserved = torch.ocl.memory_reserved() / 2**20
+        peak = torch.ocl.max_memory_reserved() / 2**20
+        line += f"; ocl memory reserved: {peak:.0f} MB at the peak, {reserved:.0f} MB at the end"
+    terminalreporter.write_line(line)
