@@ -158,8 +158,9 @@ at::Tensor expand_batch(const at::Tensor& x, at::IntArrayRef batch, int64_t trai
 
 KernelLaunch& push(KernelLaunch& l, const Mats& m) {
   l.buffer(buffer_of(m.t), m.t.itemsize());
-  return l.arg(static_cast<cl_long>(m.bs)).arg(static_cast<cl_long>(m.rs)).arg(
-      static_cast<cl_long>(m.cs));
+  return l.arg(static_cast<cl_long>(m.bs))
+      .arg(static_cast<cl_long>(m.rs))
+      .arg(static_cast<cl_long>(m.cs));
 }
 
 void launch_groups(KernelLaunch& l, const at::Tensor& t, int64_t groups) {
@@ -189,8 +190,9 @@ void lu_factor_kernel(const at::Tensor& input, const at::Tensor& pivots, const a
   KernelLaunch l(linalg_kernel(input, "lu_factor", "lu_ocl"));
   push(l, a);
   l.buffer(buffer_of(pivots), pivots.itemsize()).buffer(buffer_of(infos), infos.itemsize());
-  l.arg(static_cast<cl_int>(m)).arg(static_cast<cl_int>(n)).arg(
-      static_cast<cl_int>(compute_pivots));
+  l.arg(static_cast<cl_int>(m))
+      .arg(static_cast<cl_int>(n))
+      .arg(static_cast<cl_int>(compute_pivots));
   launch_groups(l, input, a.batch);
   a.finish();
 }
@@ -256,8 +258,8 @@ at::Tensor& cholesky_inverse_kernel(at::Tensor& result, at::Tensor& /*infos*/, b
   if (result.numel() == 0) return result;
   const int64_t n = result.size(-1);
   at::Tensor eye = at::eye(n, result.options()).expand(result.sizes());
-  at::Tensor x = at::empty_strided(result.sizes(), fortran_strides(result.sizes()),
-                                   result.options());
+  at::Tensor x =
+      at::empty_strided(result.sizes(), fortran_strides(result.sizes()), result.options());
   x.copy_(eye);
   const Mats f = mats(result, false);
   const Mats xm = mats(x, true);
@@ -282,11 +284,10 @@ void unpack_pivots_kernel(at::TensorIterator& iter, int64_t dim_size, int64_t ma
   if (batch == 0 || dim_size == 0) return;
   (void)max_pivot;
   const int device = perm.device().index();
-  KernelLaunch l(get_kernel(device, "linalg.cl", "unpack_pivots",
-                            "-DT=float -DLWS=" + std::to_string(kLws)));
+  KernelLaunch l(
+      get_kernel(device, "linalg.cl", "unpack_pivots", "-DT=float -DLWS=" + std::to_string(kLws)));
   l.buffer(buffer_of(perm), perm.itemsize()).buffer(buffer_of(piv), piv.itemsize());
-  l.arg(static_cast<cl_long>(batch)).arg(static_cast<cl_int>(m)).arg(
-      static_cast<cl_int>(dim_size));
+  l.arg(static_cast<cl_long>(batch)).arg(static_cast<cl_int>(m)).arg(static_cast<cl_int>(dim_size));
   l.enqueue1d(device, static_cast<size_t>(batch), kLws);
 }
 
@@ -304,8 +305,7 @@ void geqrf_kernel(const at::Tensor& input, const at::Tensor& tau) {
 }
 
 // c <- Q c (or Q^T c) with Q from the first k reflectors of v (batches alike).
-void householder_apply(const Mats& v, const at::Tensor& tau, const Mats& c, int64_t k,
-                       bool trans) {
+void householder_apply(const Mats& v, const at::Tensor& tau, const Mats& c, int64_t k, bool trans) {
   if (c.batch == 0 || k == 0) return;
   KernelLaunch l(linalg_kernel(c.t, "householder_apply", "ormqr_ocl"));
   push(l, v);
@@ -320,8 +320,8 @@ void householder_apply(const Mats& v, const at::Tensor& tau, const Mats& c, int6
 at::Tensor& orgqr_kernel(at::Tensor& result, const at::Tensor& tau) {
   if (result.numel() == 0) return result;
   const int64_t m = result.size(-2), n = result.size(-1);
-  at::Tensor x = at::empty_strided(result.sizes(), fortran_strides(result.sizes()),
-                                   result.options());
+  at::Tensor x =
+      at::empty_strided(result.sizes(), fortran_strides(result.sizes()), result.options());
   x.copy_(at::eye(m, n, result.options()).expand(result.sizes()));
   const at::IntArrayRef batch = result.sizes().slice(0, result.dim() - 2);
   const at::Tensor t = expand_batch(tau, batch, 1).contiguous();
@@ -424,8 +424,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("geqrf", TORCH_FN(at::native::geqrf));
   m.impl("geqrf.a", TORCH_FN(at::native::geqrf_out));
   m.impl("linalg_householder_product", TORCH_FN(at::native::linalg_householder_product));
-  m.impl("linalg_householder_product.out",
-         TORCH_FN(at::native::linalg_householder_product_out));
+  m.impl("linalg_householder_product.out", TORCH_FN(at::native::linalg_householder_product_out));
   m.impl("ormqr", TORCH_FN(at::native::ormqr));
   m.impl("ormqr.out", TORCH_FN(at::native::ormqr_out));
 }

@@ -362,9 +362,11 @@ struct AtenStructuredOps {
     run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1, out2}, a0, rest...);
     return {out0, out1, out2};
   }
-  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> out4(
-      First a0, Rest... rest, at::Tensor& out0, at::Tensor& out1, at::Tensor& out2,
-      at::Tensor& out3)
+  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> out4(First a0, Rest... rest,
+                                                                             at::Tensor& out0,
+                                                                             at::Tensor& out1,
+                                                                             at::Tensor& out2,
+                                                                             at::Tensor& out3)
     requires(N == 4)
   {
     run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1, out2, out3}, a0, rest...);

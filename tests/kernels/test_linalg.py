@@ -70,8 +70,19 @@ def test_lu_factor_and_solve(ctx, queue, build, rng, tag, shape, col_major):
     piv, piv_h = ints(ctx, b * k)
     info, info_h = ints(ctx, b)
     p = prog(build, tag)
-    cl.Kernel(p, "lu_factor")(queue, (b * LWS,), (LWS,), *args(buf, st), piv, np.uint64(OFF), info,
-                np.uint64(OFF), np.int32(m), np.int32(n), np.int32(1))
+    cl.Kernel(p, "lu_factor")(
+        queue,
+        (b * LWS,),
+        (LWS,),
+        *args(buf, st),
+        piv,
+        np.uint64(OFF),
+        info,
+        np.uint64(OFF),
+        np.int32(m),
+        np.int32(n),
+        np.int32(1),
+    )
     lu = get(queue, buf, host, shape, st)
     cl.enqueue_copy(queue, piv_h, piv)
     cl.enqueue_copy(queue, info_h, info)
@@ -93,13 +104,23 @@ def test_lu_factor_and_solve(ctx, queue, build, rng, tag, shape, col_major):
     rhs = rng.standard_normal((b, n, 3))
     for trans in (0, 1):
         xb, xh, xst = put(ctx, rhs, DT[tag], col_major=False)
-        cl.Kernel(p, "lu_solve")(queue, (b * LWS,), (LWS,), *args(buf, st), piv, np.uint64(OFF), np.int64(k),
-                   *args(xb, xst), np.int32(n), np.int32(3), np.int32(trans))
+        cl.Kernel(p, "lu_solve")(
+            queue,
+            (b * LWS,),
+            (LWS,),
+            *args(buf, st),
+            piv,
+            np.uint64(OFF),
+            np.int64(k),
+            *args(xb, xst),
+            np.int32(n),
+            np.int32(3),
+            np.int32(trans),
+        )
         x = get(queue, xb, xh, rhs.shape, xst)
         for q in range(b):
             aq = a[q].T if trans else a[q]
-            np.testing.assert_allclose(aq @ x[q], rhs[q], rtol=TOL[tag] * 100,
-                                       atol=TOL[tag] * 100)
+            np.testing.assert_allclose(aq @ x[q], rhs[q], rtol=TOL[tag] * 100, atol=TOL[tag] * 100)
 
 
 def test_lu_factor_singular_info(ctx, queue, build, tag):
@@ -108,8 +129,19 @@ def test_lu_factor_singular_info(ctx, queue, build, tag):
     buf, host, st = put(ctx, a, DT[tag])
     piv, _ = ints(ctx, 6)
     info, info_h = ints(ctx, 2)
-    cl.Kernel(prog(build, tag), "lu_factor")(queue, (2 * LWS,), (LWS,), *args(buf, st), piv, np.uint64(OFF),
-                               info, np.uint64(OFF), np.int32(3), np.int32(3), np.int32(1))
+    cl.Kernel(prog(build, tag), "lu_factor")(
+        queue,
+        (2 * LWS,),
+        (LWS,),
+        *args(buf, st),
+        piv,
+        np.uint64(OFF),
+        info,
+        np.uint64(OFF),
+        np.int32(3),
+        np.int32(3),
+        np.int32(1),
+    )
     cl.enqueue_copy(queue, info_h, info)
     assert list(info_h[OFF:]) == [2, 0]
 
@@ -122,8 +154,17 @@ def test_trsm(ctx, queue, build, rng, tag, lower, unit):
     tb, _, tst = put(ctx, t, DT[tag])
     rhs = rng.standard_normal((b, n, r))
     xb, xh, xst = put(ctx, rhs, DT[tag], col_major=False)
-    cl.Kernel(prog(build, tag), "trsm")(queue, (b * LWS,), (LWS,), *args(tb, tst), *args(xb, xst),
-                          np.int32(n), np.int32(r), np.int32(lower), np.int32(unit))
+    cl.Kernel(prog(build, tag), "trsm")(
+        queue,
+        (b * LWS,),
+        (LWS,),
+        *args(tb, tst),
+        *args(xb, xst),
+        np.int32(n),
+        np.int32(r),
+        np.int32(lower),
+        np.int32(unit),
+    )
     x = get(queue, xb, xh, rhs.shape, xst)
     for q in range(b):
         tri = np.tril(t[q]) if lower else np.triu(t[q])
@@ -139,15 +180,17 @@ def test_cholesky(ctx, queue, build, rng, tag):
     a[2, 3, 3] = -100.0  # not positive definite from the leading minor of order 4 on
     buf, host, st = put(ctx, a, DT[tag])
     info, info_h = ints(ctx, b)
-    cl.Kernel(prog(build, tag), "cholesky")(queue, (b * LWS,), (LWS,), *args(buf, st), info, np.uint64(OFF),
-                              np.int32(n))
+    cl.Kernel(prog(build, tag), "cholesky")(
+        queue, (b * LWS,), (LWS,), *args(buf, st), info, np.uint64(OFF), np.int32(n)
+    )
     out = get(queue, buf, host, a.shape, st)
     cl.enqueue_copy(queue, info_h, info)
     assert list(info_h[OFF:]) == [0, 0, 4]
     for q in range(2):
         L = np.tril(out[q])
-        np.testing.assert_allclose(L, np.linalg.cholesky(a[q]), rtol=TOL[tag] * 10,
-                                   atol=TOL[tag] * 10)
+        np.testing.assert_allclose(
+            L, np.linalg.cholesky(a[q]), rtol=TOL[tag] * 10, atol=TOL[tag] * 10
+        )
         np.testing.assert_array_equal(np.triu(out[q], 1), np.triu(a[q], 1).astype(DT[tag]))
 
 
@@ -157,8 +200,18 @@ def test_unpack_pivots(ctx, queue, build):
     perm = np.tile(np.arange(m, dtype=np.int64), (b, 1))
     pb = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=perm)
     vb = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=piv)
-    cl.Kernel(prog(build, "float"), "unpack_pivots")(queue, (LWS,), (LWS,), pb, np.uint64(0), vb,
-                                       np.uint64(0), np.int64(b), np.int32(m), np.int32(k))
+    cl.Kernel(prog(build, "float"), "unpack_pivots")(
+        queue,
+        (LWS,),
+        (LWS,),
+        pb,
+        np.uint64(0),
+        vb,
+        np.uint64(0),
+        np.int64(b),
+        np.int32(m),
+        np.int32(k),
+    )
     cl.enqueue_copy(queue, perm, pb)
     for q in range(b):
         want = list(range(m))
@@ -177,18 +230,32 @@ def test_geqrf_and_householder_apply(ctx, queue, build, rng, tag, shape):
     tau_h = np.full(OFF + b * k, 9.0, dtype=DT[tag])
     tb = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=tau_h)
     p = prog(build, tag)
-    cl.Kernel(p, "geqrf")(queue, (b * LWS,), (LWS,), *args(buf, st), tb, np.uint64(OFF), np.int32(m),
-            np.int32(n))
+    cl.Kernel(p, "geqrf")(
+        queue, (b * LWS,), (LWS,), *args(buf, st), tb, np.uint64(OFF), np.int32(m), np.int32(n)
+    )
     qr = get(queue, buf, host, shape, st)
     cl.enqueue_copy(queue, tau_h, tb)
     tau = tau_h[OFF:].reshape(b, k)
+    # dlarfg's scalars: 0 (no reflection) or in [1, 2]
+    assert ((tau == 0) | ((tau >= 1 - 1e-6) & (tau <= 2 + 1e-6))).all()
     for trans in (0, 1):
         # Q applied to the identity (orgqr's use): Q R == A, Q orthogonal
         eye = np.tile(np.eye(m), (b, 1, 1))
         cb, ch, cst = put(ctx, eye, DT[tag])
-        cl.Kernel(p, "householder_apply")(queue, (b * LWS,), (LWS,), *args(buf, st), tb, np.uint64(OFF),
-                            np.int64(k), *args(cb, cst), np.int32(m), np.int32(m), np.int32(k),
-                            np.int32(trans))
+        cl.Kernel(p, "householder_apply")(
+            queue,
+            (b * LWS,),
+            (LWS,),
+            *args(buf, st),
+            tb,
+            np.uint64(OFF),
+            np.int64(k),
+            *args(cb, cst),
+            np.int32(m),
+            np.int32(m),
+            np.int32(k),
+            np.int32(trans),
+        )
         q_mat = get(queue, cb, ch, eye.shape, cst)
         for q in range(b):
             Q = q_mat[q].T if trans else q_mat[q]
@@ -196,5 +263,6 @@ def test_geqrf_and_householder_apply(ctx, queue, build, rng, tag, shape):
             np.testing.assert_allclose(Q @ R, a[q], rtol=TOL[tag] * 100, atol=TOL[tag] * 100)
             np.testing.assert_allclose(Q.T @ Q, np.eye(m), atol=TOL[tag] * 100)
             # LAPACK's sign convention: the same R as NumPy's (which calls geqrf)
-            np.testing.assert_allclose(R[:k], np.linalg.qr(a[q], mode="r")[:k],
-                                       rtol=TOL[tag] * 100, atol=TOL[tag] * 100)
+            np.testing.assert_allclose(
+                R[:k], np.linalg.qr(a[q], mode="r")[:k], rtol=TOL[tag] * 100, atol=TOL[tag] * 100
+            )

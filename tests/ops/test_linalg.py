@@ -33,15 +33,19 @@ def spd(shape, dtype=torch.float64, seed=0):
 
 def close(actual, expected, dtype, scale=1.0):
     tol = TOL[dtype]
-    assert_ocl_close(
-        actual, expected.to(dtype), rtol=tol["rtol"] * scale, atol=tol["atol"] * scale
-    )
+    assert_ocl_close(actual, expected.to(dtype), rtol=tol["rtol"] * scale, atol=tol["atol"] * scale)
 
 
 def ref(fn, *args):
     """fn on float64 CPU copies of args (ocl tensors or CPU tensors)."""
-    return fn(*[a.cpu().double() if isinstance(a, torch.Tensor) and a.is_floating_point() else
-                (a.cpu() if isinstance(a, torch.Tensor) else a) for a in args])
+    return fn(
+        *[
+            a.cpu().double()
+            if isinstance(a, torch.Tensor) and a.is_floating_point()
+            else (a.cpu() if isinstance(a, torch.Tensor) else a)
+            for a in args
+        ]
+    )
 
 
 # ---- LU family ----
@@ -121,13 +125,21 @@ def test_lu_solve_variants_broadcast_and_layouts(dtype):
         dtype,
         scale=10,
     )
-    close(torch.lu_solve(b2.to(DEVICE), LU2, piv2), torch.lu_solve(b2.double(), LU2c, piv2c),
-          dtype, scale=10)
+    close(
+        torch.lu_solve(b2.to(DEVICE), LU2, piv2),
+        torch.lu_solve(b2.double(), LU2c, piv2c),
+        dtype,
+        scale=10,
+    )
     # batched A with a broadcast B, strided (non-contiguous) inputs
     ab = well_conditioned((4, 9, 9), dtype, seed=10)[:, ::2, ::2]
     bb = well_conditioned((6, 2), dtype, seed=11)[::1, :][:5]
-    close(torch.linalg.solve(ab.to(DEVICE), bb.to(DEVICE)), ref(torch.linalg.solve, ab, bb),
-          dtype, scale=10)
+    close(
+        torch.linalg.solve(ab.to(DEVICE), bb.to(DEVICE)),
+        ref(torch.linalg.solve, ab, bb),
+        dtype,
+        scale=10,
+    )
 
 
 def test_out_variants():
@@ -152,11 +164,19 @@ def test_matrix_power_and_composites():
     a = well_conditioned((3, 4, 4), seed=14) / 4
     ad = a.to(DEVICE)
     for k in (-3, -1, 2):
-        close(torch.linalg.matrix_power(ad, k), torch.linalg.matrix_power(a, k), torch.float64,
-              scale=100)
+        close(
+            torch.linalg.matrix_power(ad, k),
+            torch.linalg.matrix_power(a, k),
+            torch.float64,
+            scale=100,
+        )
     t = well_conditioned((4, 6, 24), seed=15)[0].reshape(4, 6, 4, 6)
-    close(torch.linalg.tensorinv(t.to(DEVICE), ind=2), torch.linalg.tensorinv(t, ind=2),
-          torch.float64, scale=1e3)
+    close(
+        torch.linalg.tensorinv(t.to(DEVICE), ind=2),
+        torch.linalg.tensorinv(t, ind=2),
+        torch.float64,
+        scale=1e3,
+    )
 
 
 def test_singular_errors_and_info():
@@ -216,19 +236,23 @@ def test_solve_triangular(dtype):
                 close(x, xc, dtype, scale=10)
     for transpose in (False, True):
         b = well_conditioned((6, 2), dtype, seed=20)
-        x, m = torch.triangular_solve(b.to(DEVICE), a.to(DEVICE), upper=False,
-                                      transpose=transpose)
+        x, m = torch.triangular_solve(b.to(DEVICE), a.to(DEVICE), upper=False, transpose=transpose)
         xc, mc = torch.triangular_solve(b.double(), a.double(), upper=False, transpose=transpose)
         close(x, xc, dtype, scale=10)
         assert_ocl_close(m, mc.to(dtype), exact=True)
     # non-contiguous A, broadcast B, empty
     at = a.mT.to(DEVICE)
-    close(torch.linalg.solve_triangular(at, torch.ones(6, 1, dtype=dtype, device=DEVICE),
-                                        upper=True),
-          torch.linalg.solve_triangular(a.double().mT, torch.ones(6, 1, dtype=torch.float64),
-                                        upper=True), dtype, scale=10)
-    e = torch.linalg.solve_triangular(a.to(DEVICE), torch.ones(2, 6, 0, dtype=dtype,
-                                                                device=DEVICE), upper=True)
+    close(
+        torch.linalg.solve_triangular(at, torch.ones(6, 1, dtype=dtype, device=DEVICE), upper=True),
+        torch.linalg.solve_triangular(
+            a.double().mT, torch.ones(6, 1, dtype=torch.float64), upper=True
+        ),
+        dtype,
+        scale=10,
+    )
+    e = torch.linalg.solve_triangular(
+        a.to(DEVICE), torch.ones(2, 6, 0, dtype=dtype, device=DEVICE), upper=True
+    )
     assert e.shape == (2, 6, 0)
 
 
@@ -242,15 +266,27 @@ def test_cholesky_family(shape, dtype):
     a = spd(shape, dtype, seed=21)
     ad = a.to(DEVICE)
     for upper in (False, True):
-        close(torch.linalg.cholesky(ad, upper=upper), ref(
-            lambda x: torch.linalg.cholesky(x, upper=upper), a), dtype, scale=10)
+        close(
+            torch.linalg.cholesky(ad, upper=upper),
+            ref(lambda x, u=upper: torch.linalg.cholesky(x, upper=u), a),
+            dtype,
+            scale=10,
+        )
         L = torch.linalg.cholesky(ad, upper=upper)
         Lc = torch.linalg.cholesky(a.double(), upper=upper)
         b = well_conditioned(shape[:-1] + (2,), dtype, seed=22)
-        close(torch.cholesky_solve(b.to(DEVICE), L, upper=upper),
-              torch.cholesky_solve(b.double(), Lc, upper=upper), dtype, scale=100)
-        close(torch.cholesky_inverse(L, upper=upper), torch.cholesky_inverse(Lc, upper=upper),
-              dtype, scale=100)
+        close(
+            torch.cholesky_solve(b.to(DEVICE), L, upper=upper),
+            torch.cholesky_solve(b.double(), Lc, upper=upper),
+            dtype,
+            scale=100,
+        )
+        close(
+            torch.cholesky_inverse(L, upper=upper),
+            torch.cholesky_inverse(Lc, upper=upper),
+            dtype,
+            scale=100,
+        )
     with pytest.warns(UserWarning):
         close(torch.cholesky(ad), torch.linalg.cholesky(a.double()), dtype, scale=10)
 
@@ -268,16 +304,18 @@ def test_cholesky_errors():
     assert_ocl_close(info, torch.linalg.cholesky_ex(a)[1], exact=True)
     n = torch.eye(3, dtype=torch.float64)
     n[1, 1] = float("nan")
-    assert_ocl_close(torch.linalg.cholesky_ex(n.to(DEVICE))[1], torch.linalg.cholesky_ex(n)[1],
-                     exact=True)
+    assert_ocl_close(
+        torch.linalg.cholesky_ex(n.to(DEVICE))[1], torch.linalg.cholesky_ex(n)[1], exact=True
+    )
 
 
 # ---- QR ----
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape", [(5, 5), (7, 4), (4, 7), (2, 3, 6, 5), (1, 1), (0, 3, 3)],
-                         ids=str)
+@pytest.mark.parametrize(
+    "shape", [(5, 5), (7, 4), (4, 7), (2, 3, 6, 5), (1, 1), (0, 3, 3)], ids=str
+)
 def test_qr_family(shape, dtype):
     skip_unsupported(dtype)
     a = well_conditioned(shape, dtype, seed=24)
@@ -291,17 +329,26 @@ def test_qr_family(shape, dtype):
     qrc, tauc = torch.geqrf(a.double())
     close(qr, qrc, dtype, scale=100)
     close(tau, tauc, dtype, scale=100)
-    close(torch.linalg.householder_product(qr, tau) if shape[-2] >= shape[-1] else
-          torch.linalg.householder_product(qr[..., : shape[-2]], tau),
-          torch.linalg.householder_product(qrc, tauc) if shape[-2] >= shape[-1] else
-          torch.linalg.householder_product(qrc[..., : shape[-2]], tauc), dtype, scale=100)
+    close(
+        torch.linalg.householder_product(qr, tau)
+        if shape[-2] >= shape[-1]
+        else torch.linalg.householder_product(qr[..., : shape[-2]], tau),
+        torch.linalg.householder_product(qrc, tauc)
+        if shape[-2] >= shape[-1]
+        else torch.linalg.householder_product(qrc[..., : shape[-2]], tauc),
+        dtype,
+        scale=100,
+    )
     m = shape[-2]
     for left in (True, False):
         for transpose in (False, True):
             c = well_conditioned(shape[:-2] + ((m, 3) if left else (3, m)), dtype, seed=25)
-            close(torch.ormqr(qr, tau, c.to(DEVICE), left=left, transpose=transpose),
-                  torch.ormqr(qrc, tauc, c.double(), left=left, transpose=transpose), dtype,
-                  scale=100)
+            close(
+                torch.ormqr(qr, tau, c.to(DEVICE), left=left, transpose=transpose),
+                torch.ormqr(qrc, tauc, c.double(), left=left, transpose=transpose),
+                dtype,
+                scale=100,
+            )
 
 
 # ---- gradients (ATen's formulas over our kernels) ----
@@ -342,7 +389,11 @@ def test_larger_matrices(n):
     b = well_conditioned((3, n, 2), torch.float32, seed=30)
     ad, bd = a.to(DEVICE), b.to(DEVICE)
     close(torch.linalg.solve(ad, bd), ref(torch.linalg.solve, a, b), torch.float32, scale=10)
-    close(torch.linalg.cholesky(spd((n, n), torch.float32).to(DEVICE)),
-          torch.linalg.cholesky(spd((n, n))), torch.float32, scale=10)
+    close(
+        torch.linalg.cholesky(spd((n, n), torch.float32).to(DEVICE)),
+        torch.linalg.cholesky(spd((n, n))),
+        torch.float32,
+        scale=10,
+    )
     q, r = torch.linalg.qr(ad)
     close(q @ r, a.double(), torch.float32, scale=100)
