@@ -301,3 +301,115 @@ __kernel void householder_apply(__global const T* v, ulong v_off, long vbs, long
     GSYNC;
   }
 }
+
+// The unit roundoff of T (a float literal: no double constants in float-only programs).
+#define JACOBI_EPS (sizeof(T) == 8 ? (T)2.220446e-16f : (T)1.1920929e-07f)
+
+// The pair (a, b) of round `r` (of n2 - 1) and slot `i` (of n2 / 2) of a round-robin tournament
+// of n2 (even) players: every pair meets once per sweep, and a round's pairs are disjoint.
+int2 jacobi_pair(int n2, int r, int i) {
+  int a, b;
+  if (i == 0) {
+    a = n2 - 1;
+    b = r;
+  } else {
+    a = (r + i) % (n2 - 1);
+    b = (r - i + n2 - 1) % (n2 - 1);
+  }
+  return (int2)(min(a, b), max(a, b));
+}
+
+// eigh(vec, bs, rs, cs, val, val_off, work, work_off, n, upper, max_sweeps, info):
+//   cyclic Jacobi on the symmetric matrix of vec's lower (upper) triangle; vec <- its
+//   eigenvectors (columns), val[b*n + i] <- the eigenvalues in ascending order. work holds
+//   2*n*n + n + 1 elements per matrix (the matrix being diagonalised, the rotations' product and the
+//   rotations of one round). info[b] = 1 if max_sweeps sweeps did not converge, else 0.
+__kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __global T* val,
+                   ulong val_off, __global T* work, ulong work_off, __global int* info,
+                   ulong info_off, int n, int upper, int max_sweeps) {
+  const long b = get_group_id(0);
+  const int lid = get_local_id(0);
+  __global T* X = vec + vec_off + b * bs;
+  __global T* A = work + work_off + b * (2L * n * n + n + 1);  // column-major n x n
+  __global T* V = A + (long)n * n;
+  __global T* CS = V + (long)n * n;  // c of pair i at CS[i], s at CS[n/2 + i]
+  __local int rotated;
+  for (long q = lid; q < (long)n * n; q += LWS) {
+    const int i = (int)(q % n), j = (int)(q / n);
+    const int lo = max(i, j), hi = min(i, j);  // (lo, hi) is in the lower triangle
+    A[q] = upper ? EL(X, rs, cs, hi, lo) : EL(X, rs, cs, lo, hi);
+    V[q] = i == j ? (T)1 : (T)0;
+  }
+  GSYNC;
+  const int n2 = n + (n & 1);
+  const int npairs = n2 / 2;
+  int sweep = 0, converged = n < 2;
+  for (; sweep < max_sweeps && !converged; ++sweep) {
+    if (lid == 0) rotated = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < n2 - 1; ++r) {
+      for (int i = lid; i < npairs; i += LWS) {
+        const int2 pq = jacobi_pair(n2, r, i);
+        T c = (T)1, s = (T)0;
+        if (pq.y < n) {
+          const T app = A[pq.x + (long)pq.x * n], aqq = A[pq.y + (long)pq.y * n];
+          const T apq = A[pq.x + (long)pq.y * n];
+          if (fabs(apq) > JACOBI_EPS * sqrt(fabs(app)) * sqrt(fabs(aqq)) && apq != (T)0 &&
+              !isnan(apq)) {
+            const T tau = (aqq - app) / (2 * apq);
+            const T t = (tau >= 0 ? (T)1 : (T)-1) / (fabs(tau) + sqrt((T)1 + tau * tau));
+            c = (T)1 / sqrt((T)1 + t * t);
+            s = t * c;
+            atomic_or(&rotated, 1);
+          }
+        }
+        CS[i] = c;
+        CS[npairs + i] = s;
+      }
+      GSYNC;
+      // columns p, q of A and V <- (c a_p - s a_q, s a_p + c a_q)
+      for (long w = lid; w < (long)npairs * n; w += LWS) {
+        const int i = (int)(w / n), k = (int)(w % n);
+        const int2 pq = jacobi_pair(n2, r, i);
+        if (pq.y >= n) continue;
+        const T c = CS[i], s = CS[npairs + i];
+        if (s == (T)0) continue;
+        const long p = (long)pq.x * n + k, q = (long)pq.y * n + k;
+        const T ap = A[p], aq = A[q];
+        A[p] = c * ap - s * aq;
+        A[q] = s * ap + c * aq;
+        const T vp = V[p], vq = V[q];
+        V[p] = c * vp - s * vq;
+        V[q] = s * vp + c * vq;
+      }
+      GSYNC;
+      // rows p, q of A likewise
+      for (long w = lid; w < (long)npairs * n; w += LWS) {
+        const int i = (int)(w / n), k = (int)(w % n);
+        const int2 pq = jacobi_pair(n2, r, i);
+        if (pq.y >= n) continue;
+        const T c = CS[i], s = CS[npairs + i];
+        if (s == (T)0) continue;
+        const long p = pq.x + (long)k * n, q = pq.y + (long)k * n;
+        const T ap = A[p], aq = A[q];
+        A[p] = c * ap - s * aq;
+        A[q] = s * ap + c * aq;
+      }
+      GSYNC;
+    }
+    converged = !rotated;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  // eigenvalues ascending (a stable selection by rank), vectors permuted alike
+  for (int j = lid; j < n; j += LWS) {
+    const T d = A[j + (long)j * n];
+    int rank = 0;
+    for (int i = 0; i < n; ++i) {
+      const T e = A[i + (long)i * n];
+      rank += (e < d || (e == d && i < j)) ? 1 : 0;
+    }
+    val[val_off + b * n + rank] = d;
+    for (int k = 0; k < n; ++k) EL(X, rs, cs, k, rank) = V[k + (long)j * n];
+  }
+  if (lid == 0) info[info_off + b] = converged ? 0 : 1;
+}

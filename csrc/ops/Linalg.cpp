@@ -16,6 +16,8 @@
 #include <ATen/native/TransposeType.h>
 #include <ATen/ops/_linalg_det_meta.h>
 #include <ATen/ops/_linalg_det_native.h>
+#include <ATen/ops/_linalg_eigh_meta.h>
+#include <ATen/ops/_linalg_eigh_native.h>
 #include <ATen/ops/_linalg_slogdet_meta.h>
 #include <ATen/ops/_linalg_slogdet_native.h>
 #include <ATen/ops/_linalg_solve_ex_meta.h>
@@ -343,6 +345,25 @@ void ormqr_kernel(const at::Tensor& input, const at::Tensor& tau, const at::Tens
   c.finish();
 }
 
+// Cyclic Jacobi (kernels/linalg.cl, eigh): eigenvalues ascending, eigenvectors in `vectors`
+// (which holds A on entry). Eigenvectors are unique up to sign (and to a basis of a repeated
+// eigenvalue's space), as with LAPACK: signs may differ from the CPU's.
+void linalg_eigh_kernel(const at::Tensor& values, const at::Tensor& vectors,
+                        const at::Tensor& infos, bool upper, bool /*compute_eigenvectors*/) {
+  const int64_t n = vectors.size(-1);
+  const Mats x = mats(vectors, true);
+  if (x.batch == 0 || n == 0) return;
+  TORCH_INTERNAL_ASSERT(values.is_contiguous() && infos.is_contiguous());
+  at::Tensor work = at::empty({x.batch, 2 * n * n + n + 1}, vectors.options());
+  KernelLaunch l(linalg_kernel(vectors, "eigh", "linalg_eigh_ocl"));
+  push(l, x);
+  l.buffer(buffer_of(values), values.itemsize()).buffer(buffer_of(work), work.itemsize());
+  l.buffer(buffer_of(infos), infos.itemsize());
+  l.arg(static_cast<cl_int>(n)).arg(static_cast<cl_int>(upper)).arg(static_cast<cl_int>(100));
+  launch_groups(l, vectors, x.batch);
+  x.finish();
+}
+
 // ---- ops without a stub of their own ----
 
 // cholesky_solve's batched helper (CPU/CUDA-only in ATen): X = A^{-1} B from A's Cholesky factor.
@@ -374,6 +395,7 @@ using Slogdet = AtenStructured<at::native::structured__linalg_slogdet_out>;
 using CholeskyEx = AtenStructured<at::native::structured_linalg_cholesky_ex_out>;
 using TriangularSolve = AtenStructured<at::native::structured_triangular_solve_out>;
 using Qr = AtenStructured<at::native::structured_linalg_qr_out>;
+using Eigh = AtenStructured<at::native::structured__linalg_eigh_out>;
 
 }  // namespace
 }  // namespace torch_ocl
@@ -388,6 +410,7 @@ REGISTER_PRIVATEUSE1_DISPATCH(cholesky_inverse_stub, &torch_ocl::cholesky_invers
 REGISTER_PRIVATEUSE1_DISPATCH(geqrf_stub, &torch_ocl::geqrf_kernel)
 REGISTER_PRIVATEUSE1_DISPATCH(orgqr_stub, &torch_ocl::orgqr_kernel)
 REGISTER_PRIVATEUSE1_DISPATCH(ormqr_stub, &torch_ocl::ormqr_kernel)
+REGISTER_PRIVATEUSE1_DISPATCH(linalg_eigh_stub, &torch_ocl::linalg_eigh_kernel)
 }  // namespace at::native
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -427,4 +450,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_householder_product.out", TORCH_FN(at::native::linalg_householder_product_out));
   m.impl("ormqr", TORCH_FN(at::native::ormqr));
   m.impl("ormqr.out", TORCH_FN(at::native::ormqr_out));
+  m.impl("_linalg_eigh", Eigh::functional);
+  m.impl("_linalg_eigh.eigenvalues", Eigh::out2);
 }

@@ -266,3 +266,47 @@ def test_geqrf_and_householder_apply(ctx, queue, build, rng, tag, shape):
             np.testing.assert_allclose(
                 R[:k], np.linalg.qr(a[q], mode="r")[:k], rtol=TOL[tag] * 100, atol=TOL[tag] * 100
             )
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 9, 16, 17, 23])
+@pytest.mark.parametrize("upper", [0, 1])
+def test_eigh(ctx, queue, build, rng, tag, n, upper):
+    b = 2
+    g = rng.standard_normal((b, n, n))
+    a = g + g.transpose(0, 2, 1)
+    a[1] = np.diag(np.arange(n, 0, -1.0))  # already diagonal, eigenvalues descending
+    stored = a.copy()
+    tri = np.triu if upper else np.tril
+    stored = tri(stored) + 5.0 * (1 - tri(np.ones((n, n))))  # the other triangle is never read
+    buf, host, st = put(ctx, stored, DT[tag])
+    vals_h = np.full(OFF + b * n, 9.0, dtype=DT[tag])
+    vb = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=vals_h)
+    work = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=(OFF + b * (2 * n * n + n + 1)) * 8)
+    info, info_h = ints(ctx, b)
+    cl.Kernel(prog(build, tag), "eigh")(
+        queue,
+        (b * LWS,),
+        (LWS,),
+        *args(buf, st),
+        vb,
+        np.uint64(OFF),
+        work,
+        np.uint64(OFF),
+        info,
+        np.uint64(OFF),
+        np.int32(n),
+        np.int32(upper),
+        np.int32(100),
+    )
+    vecs = get(queue, buf, host, a.shape, st)
+    cl.enqueue_copy(queue, vals_h, vb)
+    cl.enqueue_copy(queue, info_h, info)
+    assert (info_h[OFF:] == 0).all()
+    vals = vals_h[OFF:].reshape(b, n)
+    for q in range(b):
+        np.testing.assert_allclose(
+            vals[q], np.linalg.eigvalsh(a[q]), rtol=TOL[tag] * 100, atol=TOL[tag] * 100 * n
+        )
+        v = vecs[q]
+        np.testing.assert_allclose(v.T @ v, np.eye(n), atol=TOL[tag] * 100)
+        np.testing.assert_allclose(a[q] @ v, v * vals[q], atol=TOL[tag] * 100 * n)
