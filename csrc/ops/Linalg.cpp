@@ -223,6 +223,9 @@ void triangular_solve_kernel(const at::Tensor& A, const at::Tensor& B, bool left
   if (B.numel() == 0) return;
   const at::IntArrayRef batch = B.sizes().slice(0, B.dim() - 2);
   Mats a = mats(expand_batch(A, batch, 2), false);
+  // The stub's contract is BLAS's: A's memory read as column-major matrices (ATen passes a
+  // row-major A as its transpose, with `upper` and `transpose` adjusted to match).
+  if (A.stride(-1) == 1 && A.stride(-2) != 1) a = a.mT();
   Mats x = mats(B, true);
   bool lower = !upper;
   if (transpose != at::native::TransposeType::NoTranspose) {
