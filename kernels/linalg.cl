@@ -81,7 +81,7 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
       argmax_reduce(best_v, best_i, lid);
       p = best_i[0];
       if (p >= m || isnan(EL(A, rs, cs, j, j))) p = j;
-      barrier(CLK_LOCAL_MEM_FENCE);  // best_i[0] is rewritten in the next step
+      GSYNC;  // everyone has read best_i[0] and a[j, j] before they change
     }
     if (lid == 0) P[j] = p + 1;
     if (p != j) {
