@@ -400,3 +400,34 @@ def test_larger_matrices(n):
     )
     q, r = torch.linalg.qr(ad)
     close(q @ r, a.double(), torch.float32, scale=100)
+
+
+# ---- symmetric eigendecomposition ----
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(5, 5), (3, 4, 4), (1, 1), (0, 3, 3), (2, 9, 9)], ids=str)
+def test_eigh(shape, dtype):
+    skip_unsupported(dtype)
+    g = well_conditioned(shape, torch.float64, seed=31)
+    a = (g + g.mT).to(dtype)
+    for uplo in ("L", "U"):
+        # the other triangle is never read
+        stored = torch.tril(a) if uplo == "L" else torch.triu(a)
+        w, v = torch.linalg.eigh(stored.to(DEVICE), UPLO=uplo)
+        wc = torch.linalg.eigvalsh(a.double())
+        close(w, wc, dtype, scale=100)
+        # eigenvectors are unique up to sign: check A V = V diag(w) and V^T V = I
+        vd = v.cpu().double()
+        eye = torch.eye(shape[-1], dtype=torch.float64).expand_as(vd)
+        torch.testing.assert_close(vd.mT @ vd, eye, **{k: v * 100 for k, v in TOL[dtype].items()})
+        torch.testing.assert_close(
+            a.double() @ vd, vd * wc[..., None, :], **{k: v * 1000 for k, v in TOL[dtype].items()}
+        )
+        close(torch.linalg.eigvalsh(stored.to(DEVICE), UPLO=uplo), wc, dtype, scale=100)
+    # the gradient of the eigenvalues
+    ac = a.double().requires_grad_()
+    ad = a.double().to(DEVICE).requires_grad_()
+    torch.linalg.eigvalsh(ac).pow(2).sum().backward()
+    torch.linalg.eigvalsh(ad).pow(2).sum().backward()
+    close(ad.grad, ac.grad, torch.float64, scale=1000)
