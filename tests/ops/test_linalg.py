@@ -426,8 +426,8 @@ def test_eigh(shape, dtype):
         )
         close(torch.linalg.eigvalsh(stored.to(DEVICE), UPLO=uplo), wc, dtype, scale=100)
     # the gradient of the eigenvalues
-    ac = a.double().requires_grad_()
-    ad = a.double().to(DEVICE).requires_grad_()
+    ac = a.double().clone().requires_grad_()
+    ad = a.double().detach().to(DEVICE).requires_grad_()
     torch.linalg.eigvalsh(ac).pow(2).sum().backward()
     torch.linalg.eigvalsh(ad).pow(2).sum().backward()
     close(ad.grad, ac.grad, torch.float64, scale=1000)
