@@ -413,3 +413,140 @@ __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __
   }
   if (lid == 0) info[info_off + b] = converged ? 0 : 1;
 }
+
+// svd(a, abs, ars, acs, s, s_off, u, ubs, urs, ucs, vh, vbs, vrs, vcs, work, work_off, info,
+//     info_off, m, n, compute_uv, full, max_sweeps): one-sided Jacobi (Hestenes) on W = a
+//   (m >= n) or a^T (m < n), M x N with M >= N: column pairs of W are rotated until orthogonal,
+//   the rotations accumulate in V (N x N). Then s (b*N + j, descending) = the column norms, and
+//   with compute_uv the W side (W's columns normalised: U for m >= n, Vh^T otherwise) and the V
+//   side (V: Vh^T for m >= n, U otherwise) are written sorted; columns of the W side without a
+//   direction (a zero singular value, or columns N..M-1 when `full`) are completed to an
+//   orthonormal basis by Gram-Schmidt on unit vectors. work holds M*N + N*N + N + 1 elements per
+//   matrix; info[b] = 1 if max_sweeps sweeps did not converge, else 0.
+__kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long acs, __global T* s,
+                  ulong s_off, __global T* u, ulong u_off, long ubs, long urs, long ucs,
+                  __global T* vh, ulong vh_off, long vbs, long vrs, long vcs, __global T* work,
+                  ulong work_off, __global int* info, ulong info_off, int m, int n,
+                  int compute_uv, int full, int max_sweeps) {
+  const long b = get_group_id(0);
+  const int lid = get_local_id(0);
+  const int tr = m < n;
+  const int M = tr ? n : m, N = tr ? m : n;
+  __global const T* A = a + a_off + b * abs_;
+  __global T* W = work + work_off + b * ((long)M * N + (long)N * N + N + 1);  // column-major
+  __global T* V = W + (long)M * N;
+  __global T* CS = V + (long)N * N;
+  __global T* S = s + s_off + b * N;
+  __local int rotated;
+  for (long q = lid; q < (long)M * N; q += LWS) {
+    const int i = (int)(q % M), j = (int)(q / M);
+    W[q] = tr ? EL(A, ars, acs, j, i) : EL(A, ars, acs, i, j);
+  }
+  for (long q = lid; q < (long)N * N; q += LWS) V[q] = (q % N == q / N) ? (T)1 : (T)0;
+  GSYNC;
+  const int n2 = N + (N & 1);
+  const int npairs = n2 / 2;
+  int converged = N < 2;
+  for (int sweep = 0; sweep < max_sweeps && !converged; ++sweep) {
+    if (lid == 0) rotated = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < n2 - 1; ++r) {
+      for (int i = lid; i < npairs; i += LWS) {
+        const int2 pq = jacobi_pair(n2, r, i);
+        T c = (T)1, sn = (T)0;
+        if (pq.y < N) {
+          __global const T* wp = W + (long)pq.x * M;
+          __global const T* wq = W + (long)pq.y * M;
+          T al = (T)0, be = (T)0, ga = (T)0;
+          for (int k = 0; k < M; ++k) {
+            al += wp[k] * wp[k];
+            be += wq[k] * wq[k];
+            ga += wp[k] * wq[k];
+          }
+          if (fabs(ga) > JACOBI_EPS * sqrt(al) * sqrt(be) && ga != (T)0 && !isnan(ga)) {
+            const T zeta = (be - al) / (2 * ga);
+            const T t = (zeta >= 0 ? (T)1 : (T)-1) / (fabs(zeta) + sqrt((T)1 + zeta * zeta));
+            c = (T)1 / sqrt((T)1 + t * t);
+            sn = t * c;
+            atomic_or(&rotated, 1);
+          }
+        }
+        CS[i] = c;
+        CS[npairs + i] = sn;
+      }
+      GSYNC;
+      const int rows = M + N;  // W's rows, then V's
+      for (long w = lid; w < (long)npairs * rows; w += LWS) {
+        const int i = (int)(w / rows), k = (int)(w % rows);
+        const int2 pq = jacobi_pair(n2, r, i);
+        if (pq.y >= N) continue;
+        const T c = CS[i], sn = CS[npairs + i];
+        if (sn == (T)0) continue;
+        __global T* X = k < M ? W : V;
+        const int ld = k < M ? M : N, kk = k < M ? k : k - M;
+        const long p = (long)pq.x * ld + kk, q = (long)pq.y * ld + kk;
+        const T xp = X[p], xq = X[q];
+        X[p] = c * xp - sn * xq;
+        X[q] = sn * xp + c * xq;
+      }
+      GSYNC;
+    }
+    converged = !rotated;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  // singular values: column norms (into CS), then sorted descending with the vectors
+  for (int j = lid; j < N; j += LWS) {
+    T nrm = (T)0;
+    for (int k = 0; k < M; ++k) nrm += W[(long)j * M + k] * W[(long)j * M + k];
+    CS[j] = sqrt(nrm);
+  }
+  GSYNC;
+  // the W side Xw (M rows) and the V side Xv (N rows) as column views of the outputs
+  __global T* Xw = tr ? vh + vh_off + b * vbs : u + u_off + b * ubs;
+  const long wrs = tr ? vcs : urs, wcs = tr ? vrs : ucs;
+  __global T* Xv = tr ? u + u_off + b * ubs : vh + vh_off + b * vbs;
+  const long vrs_ = tr ? urs : vcs, vcs_ = tr ? ucs : vrs;
+  for (int j = lid; j < N; j += LWS) {
+    const T d = CS[j];
+    int rank = 0;
+    for (int i = 0; i < N; ++i) {
+      const T e = CS[i];
+      rank += (e > d || (e == d && i < j)) ? 1 : 0;
+    }
+    S[rank] = d;
+    if (compute_uv) {
+      const T inv = d > (T)0 ? (T)1 / d : (T)0;
+      for (int k = 0; k < M; ++k) EL(Xw, wrs, wcs, k, rank) = W[(long)j * M + k] * inv;
+      for (int k = 0; k < N; ++k) EL(Xv, vrs_, vcs_, k, rank) = V[(long)j * N + k];
+    }
+  }
+  GSYNC;
+  if (compute_uv && lid == 0) {
+    // complete the W side: columns with a zero singular value, and N..M-1 when full
+    const int ncols = full ? M : N;
+    int cand = 0;
+    for (int c = 0; c < ncols; ++c) {
+      if (c < N && S[c] > (T)0) continue;
+      for (; cand < M; ++cand) {
+        for (int k = 0; k < M; ++k) EL(Xw, wrs, wcs, k, c) = k == cand ? (T)1 : (T)0;
+        for (int pass = 0; pass < 2; ++pass) {
+          for (int o = 0; o < ncols; ++o) {
+            if (o == c || (o > c && !(o < N && S[o] > (T)0))) continue;
+            T dot = (T)0;
+            for (int k = 0; k < M; ++k) dot += EL(Xw, wrs, wcs, k, o) * EL(Xw, wrs, wcs, k, c);
+            for (int k = 0; k < M; ++k) EL(Xw, wrs, wcs, k, c) -= dot * EL(Xw, wrs, wcs, k, o);
+          }
+        }
+        T nrm = (T)0;
+        for (int k = 0; k < M; ++k) nrm += EL(Xw, wrs, wcs, k, c) * EL(Xw, wrs, wcs, k, c);
+        nrm = sqrt(nrm);
+        if (nrm > (T)0.5) {
+          for (int k = 0; k < M; ++k) EL(Xw, wrs, wcs, k, c) /= nrm;
+          ++cand;
+          break;
+        }
+      }
+    }
+  }
+  if (lid == 0) info[info_off + b] = converged ? 0 : 1;
+}

@@ -22,6 +22,8 @@
 #include <ATen/ops/_linalg_slogdet_native.h>
 #include <ATen/ops/_linalg_solve_ex_meta.h>
 #include <ATen/ops/_linalg_solve_ex_native.h>
+#include <ATen/ops/_linalg_svd_meta.h>
+#include <ATen/ops/_linalg_svd_native.h>
 #include <ATen/ops/cholesky_inverse_native.h>
 #include <ATen/ops/cholesky_native.h>
 #include <ATen/ops/empty.h>
@@ -49,7 +51,9 @@
 #include <ATen/ops/triangular_solve_native.h>
 #include <torch/library.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ops/KernelTypes.h"
@@ -367,6 +371,37 @@ void linalg_eigh_kernel(const at::Tensor& values, const at::Tensor& vectors,
   x.finish();
 }
 
+// One-sided Jacobi (kernels/linalg.cl, svd): singular values descending; U and Vh (as ATen's
+// meta function lays them out) unique up to the signs of singular-vector pairs (and a basis of a
+// repeated singular value's space), as with LAPACK: signs may differ from the CPU's.
+void svd_kernel(const at::Tensor& A, const bool full_matrices, const bool compute_uv,
+                const std::optional<std::string_view>& /*driver*/, const at::Tensor& U,
+                const at::Tensor& S, const at::Tensor& Vh, const at::Tensor& info) {
+  const int64_t m = A.size(-2), n = A.size(-1);
+  const int64_t M = std::max(m, n), N = std::min(m, n);
+  const Mats a = mats(A, false);
+  if (a.batch == 0 || N == 0) return;
+  TORCH_INTERNAL_ASSERT(S.is_contiguous() && info.is_contiguous());
+  // Without U and Vh the kernel gets S's buffer in their place and never touches it.
+  const Mats um = compute_uv ? mats(U, true) : mats(S.unsqueeze(-1), false);
+  const Mats vm = compute_uv ? mats(Vh, true) : mats(S.unsqueeze(-1), false);
+  at::Tensor work = at::empty({a.batch, M * N + N * N + N + 1}, A.options());
+  KernelLaunch l(linalg_kernel(A, "svd", "linalg_svd_ocl"));
+  push(l, a);
+  l.buffer(buffer_of(S), S.itemsize());
+  push(l, um);
+  push(l, vm);
+  l.buffer(buffer_of(work), work.itemsize()).buffer(buffer_of(info), info.itemsize());
+  l.arg(static_cast<cl_int>(m)).arg(static_cast<cl_int>(n));
+  l.arg(static_cast<cl_int>(compute_uv)).arg(static_cast<cl_int>(full_matrices));
+  l.arg(static_cast<cl_int>(100));
+  launch_groups(l, A, a.batch);
+  if (compute_uv) {
+    um.finish();
+    vm.finish();
+  }
+}
+
 // ---- ops without a stub of their own ----
 
 // cholesky_solve's batched helper (CPU/CUDA-only in ATen): X = A^{-1} B from A's Cholesky factor.
@@ -399,6 +434,7 @@ using CholeskyEx = AtenStructured<at::native::structured_linalg_cholesky_ex_out>
 using TriangularSolve = AtenStructured<at::native::structured_triangular_solve_out>;
 using Qr = AtenStructured<at::native::structured_linalg_qr_out>;
 using Eigh = AtenStructured<at::native::structured__linalg_eigh_out>;
+using Svd = AtenStructured<at::native::structured__linalg_svd_out>;
 
 }  // namespace
 }  // namespace torch_ocl
@@ -414,6 +450,7 @@ REGISTER_PRIVATEUSE1_DISPATCH(geqrf_stub, &torch_ocl::geqrf_kernel)
 REGISTER_PRIVATEUSE1_DISPATCH(orgqr_stub, &torch_ocl::orgqr_kernel)
 REGISTER_PRIVATEUSE1_DISPATCH(ormqr_stub, &torch_ocl::ormqr_kernel)
 REGISTER_PRIVATEUSE1_DISPATCH(linalg_eigh_stub, &torch_ocl::linalg_eigh_kernel)
+REGISTER_PRIVATEUSE1_DISPATCH(svd_stub, &torch_ocl::svd_kernel)
 }  // namespace at::native
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -455,4 +492,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("ormqr.out", TORCH_FN(at::native::ormqr_out));
   m.impl("_linalg_eigh", Eigh::functional);
   m.impl("_linalg_eigh.eigenvalues", Eigh::out2);
+  m.impl("_linalg_svd", Svd::functional);
+  m.impl("_linalg_svd.U", Svd::out3);
 }

@@ -310,3 +310,53 @@ def test_eigh(ctx, queue, build, rng, tag, n, upper):
         v = vecs[q]
         np.testing.assert_allclose(v.T @ v, np.eye(n), atol=TOL[tag] * 100)
         np.testing.assert_allclose(a[q] @ v, v * vals[q], atol=TOL[tag] * 100 * n)
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 4), (2, 4, 6), (1, 5, 5), (1, 1, 3), (1, 7, 7)])
+@pytest.mark.parametrize("full", [0, 1])
+def test_svd(ctx, queue, build, rng, tag, shape, full):
+    b, m, n = shape
+    M, N = max(m, n), min(m, n)
+    a = rng.standard_normal(shape)
+    if shape == (1, 7, 7):
+        a[0] = a[0][:, :3] @ rng.standard_normal((3, 7))  # rank 3: zero singular values
+    abuf, _, ast = put(ctx, a, DT[tag], col_major=False)
+    ushape = (b, m, m if full or m <= n else N)
+    vshape = (b, n if full or n <= m else N, n)
+    ubuf, uh, ust = put(ctx, np.zeros(ushape), DT[tag])
+    vbuf, vh, vst = put(ctx, np.zeros(vshape), DT[tag])
+    s_h = np.full(OFF + b * N, 9.0, dtype=DT[tag])
+    sb = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=s_h)
+    work = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=(OFF + b * (M * N + N * N + N + 1)) * 8)
+    info, info_h = ints(ctx, b)
+    cl.Kernel(prog(build, tag), "svd")(
+        queue,
+        (b * LWS,),
+        (LWS,),
+        *args(abuf, ast),
+        sb,
+        np.uint64(OFF),
+        *args(ubuf, ust),
+        *args(vbuf, vst),
+        work,
+        np.uint64(OFF),
+        info,
+        np.uint64(OFF),
+        np.int32(m),
+        np.int32(n),
+        np.int32(1),
+        np.int32(full),
+        np.int32(100),
+    )
+    U = get(queue, ubuf, uh, ushape, ust)
+    Vh = get(queue, vbuf, vh, vshape, vst)
+    cl.enqueue_copy(queue, s_h, sb)
+    cl.enqueue_copy(queue, info_h, info)
+    assert (info_h[OFF:] == 0).all()
+    sv = s_h[OFF:].reshape(b, N)
+    tol = TOL[tag] * 100
+    for q in range(b):
+        np.testing.assert_allclose(sv[q], np.linalg.svd(a[q], compute_uv=False), atol=tol)
+        np.testing.assert_allclose(U[q].T @ U[q], np.eye(U.shape[-1]), atol=tol)
+        np.testing.assert_allclose(Vh[q] @ Vh[q].T, np.eye(Vh.shape[-2]), atol=tol)
+        np.testing.assert_allclose(U[q][:, :N] * sv[q] @ Vh[q][:N], a[q], atol=tol)
