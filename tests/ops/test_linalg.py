@@ -431,3 +431,69 @@ def test_eigh(shape, dtype):
     torch.linalg.eigvalsh(ac).pow(2).sum().backward()
     torch.linalg.eigvalsh(ad).pow(2).sum().backward()
     close(ad.grad, ac.grad, torch.float64, scale=1000)
+
+
+# ---- singular value decomposition ----
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "shape", [(5, 5), (2, 7, 4), (3, 4, 6), (1, 1), (0, 3, 2), (2, 3, 0)], ids=str
+)
+def test_svd_family(shape, dtype):
+    skip_unsupported(dtype)
+    a = well_conditioned(shape, dtype, seed=32)
+    ad = a.to(DEVICE)
+    sc = torch.linalg.svdvals(a.double())
+    close(torch.linalg.svdvals(ad), sc, dtype, scale=100)
+    for full in (False, True):
+        u, s, vh = torch.linalg.svd(ad, full_matrices=full)
+        uc, _, vhc = torch.linalg.svd(a.double(), full_matrices=full)
+        assert u.shape == uc.shape and vh.shape == vhc.shape
+        close(s, sc, dtype, scale=100)
+        # singular vectors are unique up to sign: check orthonormality and A = U S Vh
+        k = s.shape[-1]
+        ud, vd = u.cpu().double(), vh.cpu().double()
+        tol = {key: v * 100 for key, v in TOL[dtype].items()}
+        eye_u = torch.eye(ud.shape[-1], dtype=torch.float64).expand(ud.mT.shape[:-1] + (-1,))
+        torch.testing.assert_close(ud.mT @ ud, eye_u, **tol)
+        torch.testing.assert_close(
+            (ud[..., :k] * sc[..., None, :]) @ vd[..., :k, :], a.double(), **tol
+        )
+    if a.numel():
+        close(torch.linalg.pinv(ad), torch.linalg.pinv(a.double()), dtype, scale=100)
+        assert_ocl_close(
+            torch.linalg.matrix_rank(ad), torch.linalg.matrix_rank(a.double()), exact=True
+        )
+        close(
+            torch.linalg.matrix_norm(ad, "nuc"),
+            torch.linalg.matrix_norm(a.double(), "nuc"),
+            dtype,
+            scale=100,
+        )
+        close(
+            torch.linalg.matrix_norm(ad, 2),
+            torch.linalg.matrix_norm(a.double(), 2),
+            dtype,
+            scale=100,
+        )
+        close(torch.linalg.cond(ad), torch.linalg.cond(a.double()), dtype, scale=1000)
+
+
+def test_svd_rank_deficient_and_gradients():
+    g = well_conditioned((2, 6, 3), seed=33)
+    a = g @ well_conditioned((2, 3, 5), seed=34)  # rank 3
+    ad = a.to(DEVICE)
+    assert_ocl_close(torch.linalg.matrix_rank(ad), torch.linalg.matrix_rank(a), exact=True)
+    u, s, vh = torch.linalg.svd(ad)  # full: U completed to an orthonormal basis
+    ud = u.cpu()
+    torch.testing.assert_close(
+        ud.mT @ ud, torch.eye(6, dtype=torch.float64).expand(2, 6, 6), rtol=1e-9, atol=1e-9
+    )
+    close(torch.linalg.pinv(ad), torch.linalg.pinv(a), torch.float64, scale=1e4)
+    b = well_conditioned((2, 4, 3), seed=35)
+    ac = b.clone().requires_grad_()
+    bd = b.detach().to(DEVICE).requires_grad_()
+    (torch.linalg.svdvals(ac).sum() + torch.linalg.pinv(ac).pow(2).sum()).backward()
+    (torch.linalg.svdvals(bd).sum() + torch.linalg.pinv(bd).pow(2).sum()).backward()
+    close(bd.grad, ac.grad, torch.float64, scale=1e4)
