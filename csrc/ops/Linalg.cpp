@@ -25,7 +25,10 @@
 #include <ATen/ops/_linalg_svd_meta.h>
 #include <ATen/ops/_linalg_svd_native.h>
 #include <ATen/ops/cholesky_inverse_native.h>
+#if __has_include(<ATen/ops/cholesky_native.h>)  // torch.cholesky: removed in torch 2.15
 #include <ATen/ops/cholesky_native.h>
+#define TORCH_OCL_HAS_CHOLESKY 1
+#endif
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/eye.h>
@@ -475,8 +478,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_cholesky_ex.L", CholeskyEx::out2);
   m.impl("triangular_solve", TriangularSolve::functional);
   m.impl("triangular_solve.X", TriangularSolve::out2);
+#ifdef TORCH_OCL_HAS_CHOLESKY
   m.impl("cholesky", TORCH_FN(at::native::cholesky));
   m.impl("cholesky.out", TORCH_FN(at::native::cholesky_out));
+#endif
   m.impl("cholesky_inverse", TORCH_FN(at::native::cholesky_inverse));
   m.impl("cholesky_inverse.out", TORCH_FN(at::native::cholesky_inverse_out));
   m.impl("_cholesky_solve_helper", TORCH_FN(torch_ocl::cholesky_solve_helper));
