@@ -18,8 +18,9 @@
 // cholesky(a, bs, rs, cs, info, n): the lower triangle of a <- L with L L^T = A (potrf on the
 //   lower triangle; the upper triangle is left as it was); info[b] = j+1 for the first leading
 //   minor that is not positive definite (the factorisation stops there), else 0.
-// unpack_pivots(perm, piv, batch, m, k): perm (batch x m, the identity) <- the permutation of the
-//   row swaps piv (1-based, batch x k); one work-item per batch element.
+// unpack_pivots(perm, piv, batch, m, k, err, err_code): perm (batch x m, the identity) <- the
+//   permutation of the row swaps piv (1-based, batch x k); a pivot outside [1, m] is skipped and
+//   records err_code in err (runtime/DeviceError.h). One work-item per batch element.
 // geqrf(a, bs, rs, cs, tau, m, n): a (m x n) <- R above the diagonal and the Householder vectors
 //   below it, tau[b*k + j] the reflectors' scalars (LAPACK's dlarfg convention).
 // householder_apply(v, vbs, vrs, vcs, tau, taubs, c, cbs, crs, ccs, m, n, k, trans): c (m x n)
@@ -206,14 +207,17 @@ __kernel void cholesky(__global T* a, ulong a_off, long bs, long rs, long cs, __
 }
 
 __kernel void unpack_pivots(__global long* perm, ulong perm_off, __global const int* piv,
-                            ulong piv_off, long batch, int m, int k) {
+                            ulong piv_off, long batch, int m, int k, __global int* err,
+                            int err_code) {
   const long b = get_global_id(0);
   if (b >= batch) return;
   __global long* Q = perm + perm_off + b * m;
   __global const int* P = piv + piv_off + b * k;
   for (int i = 0; i < k; ++i) {
     const int p = P[i] - 1;
-    if (p != i && p >= 0 && p < m) {
+    if (p < 0 || p >= m) {
+      atomic_cmpxchg(err, 0, err_code);
+    } else if (p != i) {
       const long v = Q[i];
       Q[i] = Q[p];
       Q[p] = v;

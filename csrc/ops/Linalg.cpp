@@ -61,6 +61,7 @@
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
+#include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -190,20 +191,31 @@ void trsm(const Mats& t, const Mats& x, bool lower, bool unit) {
 
 // ---- the DispatchStubs ----
 
+// `t` itself when contiguous, else a contiguous tensor for the kernel to write (finish_contig
+// copies it back): out= tensors of any layout reach the stubs.
+at::Tensor contig_out(const at::Tensor& t) {
+  return t.is_contiguous() ? t : at::empty(t.sizes(), t.options());
+}
+void finish_contig(const at::Tensor& t, const at::Tensor& work) {
+  if (!work.is_same(t)) t.copy_(work);
+}
+
 void lu_factor_kernel(const at::Tensor& input, const at::Tensor& pivots, const at::Tensor& infos,
                       bool compute_pivots) {
   const int64_t m = input.size(-2), n = input.size(-1);
   const Mats a = mats(input, true);
   if (a.batch == 0) return;
-  TORCH_INTERNAL_ASSERT(pivots.is_contiguous() && infos.is_contiguous());
+  const at::Tensor piv = contig_out(pivots), inf = contig_out(infos);
   KernelLaunch l(linalg_kernel(input, "lu_factor", "lu_ocl"));
   push(l, a);
-  l.buffer(buffer_of(pivots), pivots.itemsize()).buffer(buffer_of(infos), infos.itemsize());
+  l.buffer(buffer_of(piv), piv.itemsize()).buffer(buffer_of(inf), inf.itemsize());
   l.arg(static_cast<cl_int>(m))
       .arg(static_cast<cl_int>(n))
       .arg(static_cast<cl_int>(compute_pivots));
   launch_groups(l, input, a.batch);
   a.finish();
+  finish_contig(pivots, piv);
+  finish_contig(infos, inf);
 }
 
 void lu_solve_kernel(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B,
@@ -254,13 +266,14 @@ void cholesky_kernel(const at::Tensor& input, const at::Tensor& info, bool upper
   const int64_t n = input.size(-1);
   Mats a = mats(input, true);
   if (a.batch == 0) return;
-  TORCH_INTERNAL_ASSERT(info.is_contiguous());
+  const at::Tensor inf = contig_out(info);
   // U^T U = A: the kernel factors the lower triangle of A^T (a view), which is A's upper one.
   KernelLaunch l(linalg_kernel(input, "cholesky", "cholesky_ocl"));
   push(l, upper ? a.mT() : a);
-  l.buffer(buffer_of(info), info.itemsize()).arg(static_cast<cl_int>(n));
+  l.buffer(buffer_of(inf), inf.itemsize()).arg(static_cast<cl_int>(n));
   launch_groups(l, input, a.batch);
   a.finish();
+  finish_contig(info, inf);
 }
 
 // (L L^T)^{-1} = L^{-T} L^{-1} (or (U^T U)^{-1} = U^{-1} U^{-T}) by two triangular solves on the
@@ -294,12 +307,16 @@ void unpack_pivots_kernel(at::TensorIterator& iter, int64_t dim_size, int64_t ma
   const int64_t m = perm.size(-1);
   const int64_t batch = m == 0 ? 0 : perm.numel() / m;
   if (batch == 0 || dim_size == 0) return;
-  (void)max_pivot;
+  (void)max_pivot;  // == m
   const int device = perm.device().index();
   KernelLaunch l(
       get_kernel(device, "linalg.cl", "unpack_pivots", "-DT=float -DLWS=" + std::to_string(kLws)));
   l.buffer(buffer_of(perm), perm.itemsize()).buffer(buffer_of(piv), piv.itemsize());
   l.arg(static_cast<cl_long>(batch)).arg(static_cast<cl_int>(m)).arg(static_cast<cl_int>(dim_size));
+  l.arg(device_error_word(device))
+      .arg(device_error_code(
+          "lu_unpack: pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive. "
+          "Did you properly pass the result of lu_factor?"));
   l.enqueue1d(device, static_cast<size_t>(batch), kLws);
 }
 

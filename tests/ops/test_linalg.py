@@ -498,3 +498,32 @@ def test_svd_rank_deficient_and_gradients():
     (torch.linalg.svdvals(ac).sum() + torch.linalg.pinv(ac).pow(2).sum()).backward()
     (torch.linalg.svdvals(bd).sum() + torch.linalg.pinv(bd).pow(2).sum()).backward()
     close(bd.grad, ac.grad, torch.float64, scale=1e4)
+
+
+def test_lu_unpack_bad_pivots_and_strided_outputs():
+    a = well_conditioned((2, 4, 4), seed=36)
+    LU, piv = torch.linalg.lu_factor(a.to(DEVICE))
+    bad = piv.clone()
+    bad[1, 2] = 7  # outside [1, 4]
+    with pytest.raises(RuntimeError):
+        torch.lu_unpack(LU.cpu(), bad.cpu())
+    with pytest.raises(RuntimeError, match="between 1 and LU.size"):
+        P, _, _ = torch.lu_unpack(LU, bad)
+        P.cpu()  # raised at the next wait
+    P, L, U = torch.lu_unpack(LU, piv)  # the device stays usable
+    torch.testing.assert_close((P @ L @ U).cpu(), a, rtol=1e-9, atol=1e-9)
+    # out= pivots / info that are not contiguous
+    LUo = torch.empty(2, 4, 4, dtype=torch.float64, device=DEVICE)
+    pivo = torch.empty(4, 2, dtype=torch.int32, device=DEVICE).t()
+    info = torch.empty(2, 2, dtype=torch.int32, device=DEVICE)[:, 0]
+    torch.linalg.lu_factor_ex(a.to(DEVICE), out=(LUo, pivo, info))
+    LUc, pivc, infoc = torch.linalg.lu_factor_ex(a)
+    close(LUo, LUc, torch.float64)
+    assert_ocl_close(pivo, pivc, exact=True)
+    assert_ocl_close(info, infoc, exact=True)
+    L = torch.empty(2, 2, dtype=torch.float64, device=DEVICE)
+    info = torch.empty(2, 2, dtype=torch.int32, device=DEVICE)[:, 1]
+    s = spd((2, 4, 4), seed=37)
+    torch.linalg.cholesky_ex(s.to(DEVICE), out=(L, info))
+    close(L, torch.linalg.cholesky(s), torch.float64)
+    assert_ocl_close(info, torch.zeros(2, dtype=torch.int32), exact=True)
