@@ -420,13 +420,14 @@ __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __
 
 // svd(a, abs, ars, acs, s, s_off, u, ubs, urs, ucs, vh, vbs, vrs, vcs, work, work_off, info,
 //     info_off, m, n, compute_uv, full, max_sweeps): one-sided Jacobi (Hestenes) on W = a
-//   (m >= n) or a^T (m < n), M x N with M >= N: column pairs of W are rotated until orthogonal,
-//   the rotations accumulate in V (N x N). Then s (b*N + j, descending) = the column norms, and
-//   with compute_uv the W side (W's columns normalised: U for m >= n, Vh^T otherwise) and the V
-//   side (V: Vh^T for m >= n, U otherwise) are written sorted; columns of the W side without a
-//   direction (a zero singular value, or columns N..M-1 when `full`) are completed to an
-//   orthonormal basis by Gram-Schmidt on unit vectors. work holds M*N + N*N + N + 1 elements per
-//   matrix; info[b] = 1 if max_sweeps sweeps did not converge, else 0.
+//   (m >= n) or a^T (m < n), M x N with M >= N: column pairs of W are rotated until orthogonal
+//   (inner products at the rounding noise of the whole matrix count as zero), the rotations
+//   accumulate in V (N x N). Then s (b*N + j, descending) = the column norms, and with
+//   compute_uv the W side (W's columns normalised: U for m >= n, Vh^T otherwise) and the V side
+//   (V: Vh^T for m >= n, U otherwise) are written sorted; columns of the W side without a
+//   direction (a singular value at the rounding noise, or columns N..M-1 when `full`) are
+//   completed to an orthonormal basis by Gram-Schmidt on unit vectors. work holds
+//   M*N + N*N + N + 1 elements per matrix; info[b] = 1 if max_sweeps sweeps did not converge.
 __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long acs, __global T* s,
                   ulong s_off, __global T* u, ulong u_off, long ubs, long urs, long ucs,
                   __global T* vh, ulong vh_off, long vbs, long vrs, long vcs, __global T* work,
@@ -442,11 +443,20 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
   __global T* CS = V + (long)N * N;
   __global T* S = s + s_off + b * N;
   __local int rotated;
+  __local T red[LWS];
+  T part = (T)0;
   for (long q = lid; q < (long)M * N; q += LWS) {
     const int i = (int)(q % M), j = (int)(q / M);
-    W[q] = tr ? EL(A, ars, acs, j, i) : EL(A, ars, acs, i, j);
+    const T x = tr ? EL(A, ars, acs, j, i) : EL(A, ars, acs, i, j);
+    W[q] = x;
+    part += x * x;
   }
   for (long q = lid; q < (long)N * N; q += LWS) V[q] = (q % N == q / N) ? (T)1 : (T)0;
+  red[lid] = part;
+  sum_reduce(red, lid);
+  // Inner products below the rounding noise of the whole matrix (columns that are numerically
+  // zero, as in a singular matrix) are not rotated: they would never converge otherwise.
+  const T noise = (T)(4 * M) * JACOBI_EPS * JACOBI_EPS * red[0];
   GSYNC;
   const int n2 = N + (N & 1);
   const int npairs = n2 / 2;
@@ -467,7 +477,7 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
             be += wq[k] * wq[k];
             ga += wp[k] * wq[k];
           }
-          if (fabs(ga) > JACOBI_EPS * sqrt(al) * sqrt(be) && ga != (T)0 && !isnan(ga)) {
+          if (fabs(ga) > JACOBI_EPS * sqrt(al) * sqrt(be) && fabs(ga) > noise && !isnan(ga)) {
             const T zeta = (be - al) / (2 * ga);
             const T t = (zeta >= 0 ? (T)1 : (T)-1) / (fabs(zeta) + sqrt((T)1 + zeta * zeta));
             c = (T)1 / sqrt((T)1 + t * t);
@@ -526,16 +536,18 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
   }
   GSYNC;
   if (compute_uv && lid == 0) {
-    // complete the W side: columns with a zero singular value, and N..M-1 when full
+    // complete the W side: columns of singular values at the rounding noise (their directions
+    // are noise too), and N..M-1 when full
     const int ncols = full ? M : N;
+    const T tiny = sqrt(noise);
     int cand = 0;
     for (int c = 0; c < ncols; ++c) {
-      if (c < N && S[c] > (T)0) continue;
+      if (c < N && S[c] > tiny) continue;
       for (; cand < M; ++cand) {
         for (int k = 0; k < M; ++k) EL(Xw, wrs, wcs, k, c) = k == cand ? (T)1 : (T)0;
         for (int pass = 0; pass < 2; ++pass) {
           for (int o = 0; o < ncols; ++o) {
-            if (o == c || (o > c && !(o < N && S[o] > (T)0))) continue;
+            if (o == c || (o > c && !(o < N && S[o] > tiny))) continue;
             T dot = (T)0;
             for (int k = 0; k < M; ++k) dot += EL(Xw, wrs, wcs, k, o) * EL(Xw, wrs, wcs, k, c);
             for (int k = 0; k < M; ++k) EL(Xw, wrs, wcs, k, c) -= dot * EL(Xw, wrs, wcs, k, o);

@@ -360,3 +360,42 @@ def test_svd(ctx, queue, build, rng, tag, shape, full):
         np.testing.assert_allclose(U[q].T @ U[q], np.eye(U.shape[-1]), atol=tol)
         np.testing.assert_allclose(Vh[q] @ Vh[q].T, np.eye(Vh.shape[-2]), atol=tol)
         np.testing.assert_allclose(U[q][:, :N] * sv[q] @ Vh[q][:N], a[q], atol=tol)
+
+
+def test_svd_singular_converges(ctx, queue, build, rng, tag):
+    # a float32 singular matrix whose zero singular values once kept the sweeps going
+    b, m, n = 3, 5, 5
+    a = rng.standard_normal((b, m, 2)) @ rng.standard_normal((b, 2, n))
+    a[2] = 0.0
+    abuf, _, ast = put(ctx, a, DT[tag])
+    s_h = np.full(OFF + b * n, 9.0, dtype=DT[tag])
+    sb = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=s_h)
+    work = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=(OFF + b * (2 * n * n + n + 1)) * 8)
+    info, info_h = ints(ctx, b)
+    cl.Kernel(prog(build, tag), "svd")(
+        queue,
+        (b * LWS,),
+        (LWS,),
+        *args(abuf, ast),
+        sb,
+        np.uint64(OFF),
+        *args(abuf, ast),
+        *args(abuf, ast),
+        work,
+        np.uint64(OFF),
+        info,
+        np.uint64(OFF),
+        np.int32(m),
+        np.int32(n),
+        np.int32(0),
+        np.int32(0),
+        np.int32(100),
+    )
+    cl.enqueue_copy(queue, s_h, sb)
+    cl.enqueue_copy(queue, info_h, info)
+    assert (info_h[OFF:] == 0).all()
+    sv = s_h[OFF:].reshape(b, n)
+    for q in range(b):
+        np.testing.assert_allclose(
+            sv[q], np.linalg.svd(a[q], compute_uv=False), atol=TOL[tag] * 100
+        )
