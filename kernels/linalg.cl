@@ -1,6 +1,7 @@
 // Batched dense linear algebra for the LAPACK-style DispatchStubs of ATen's linalg ops
 // (csrc/ops/Linalg.cpp): LU with partial pivoting, triangular solves, LU solves, Cholesky,
-// Householder QR (geqrf, and the products of its reflectors for orgqr and ormqr) and pivot unpacking.
+// Householder QR (geqrf, and the products of its reflectors for orgqr and ormqr), pivot
+// unpacking, and Jacobi methods for the symmetric eigenproblem and the SVD.
 //
 // One work-group of LWS work-items per matrix (group id = batch index); the work-items share the
 // inner loops of each step and meet at a barrier between steps. Matrices are read in place in
@@ -326,8 +327,8 @@ int2 jacobi_pair(int n2, int r, int i) {
 // eigh(vec, bs, rs, cs, val, val_off, work, work_off, n, upper, max_sweeps, info):
 //   cyclic Jacobi on the symmetric matrix of vec's lower (upper) triangle; vec <- its
 //   eigenvectors (columns), val[b*n + i] <- the eigenvalues in ascending order. work holds
-//   2*n*n + n + 1 elements per matrix (the matrix being diagonalised, the rotations' product and the
-//   rotations of one round). info[b] = 1 if max_sweeps sweeps did not converge, else 0.
+//   2*n*n + n + 1 elements per matrix (the matrix being diagonalised, the rotations' product
+//   and the rotations of one round). info[b] = 1 if max_sweeps sweeps did not converge, else 0.
 __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __global T* val,
                    ulong val_off, __global T* work, ulong work_off, __global int* info,
                    ulong info_off, int n, int upper, int max_sweeps) {
