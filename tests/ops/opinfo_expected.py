@@ -18,7 +18,7 @@ Kinds, worst first:
 # --------------------------------------------------------------------------------
 # SILENT WRONG RESULTS: ocl returns without an error, and the values (or dtype, or
 # shape) differ from the CPU's beyond the dtype's tolerance. Each one is a bug.
-# 47 entries.
+# 41 entries.
 WRONG = {
     ("argsort", "bfloat16", "forward"): (
         0,
@@ -63,22 +63,6 @@ WRONG = {
     ("linalg.pinv.hermitian", "float32", "backward"): (
         0,
         "wrong result: grad 1/25 elements differ, max abs diff 0.00269",
-    ),
-    ("linalg.pinv.singular", "float32", "backward"): (
-        11,
-        "wrong result: grad output 0: 3/100 elements differ, max abs diff 3.58e-06",
-    ),
-    ("linalg.solve", "float32", "backward"): (
-        8,
-        "wrong result: grad output 0: 2/50 elements differ, max abs diff 9.54e-06",
-    ),
-    ("linalg.solve_ex", "float32", "backward"): (
-        8,
-        "wrong result: grad output 0: 2/50 elements differ, max abs diff 9.54e-06",
-    ),
-    ("linalg.svd", "float32", "backward"): (
-        64,
-        "wrong result: grad 6/25 elements differ, max abs diff 2.15e-05",
     ),
     ("linalg.svd", "float32", "forward"): (
         32,
@@ -143,10 +127,6 @@ WRONG = {
         2,
         "wrong result: 96/96 elements differ, max abs diff 17.4",
     ),
-    ("ormqr", "float32", "backward"): (
-        75,
-        "wrong result: grad output 0: 1/50 elements differ, max abs diff 2.38e-06",
-    ),
     ("sort", "bfloat16", "forward"): (
         0,
         "wrong result: output 1: values differ: Mismatched elements: 7102 / 8000 (88.8%)",
@@ -162,10 +142,6 @@ WRONG = {
     ("sort", "uint8", "forward"): (
         0,
         "wrong result: output 1: values differ: Mismatched elements: 7760 / 8000 (97.0%)",
-    ),
-    ("svd", "float32", "backward"): (
-        64,
-        "wrong result: grad 6/25 elements differ, max abs diff 2.15e-05",
     ),
     ("svd", "float32", "forward"): (
         32,
