@@ -316,23 +316,30 @@ Outputs<N> run_aten(Mode mode, const Outputs<N>& given, const Args&... args) {
   AtenCall<Impl, N> call(mode, given);
   call.meta(meta_arg(args)...);
   const Outputs<N>& o = call.outs();
-  if constexpr (N == 1)
-    call.impl(meta_arg(args)..., o[0]);
-  else
-    call.impl(meta_arg(args)..., o[0], o[1]);
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    call.impl(meta_arg(args)..., o[I]...);
+  }(std::make_index_sequence<N>{});
   return o;
 }
+
+template <size_t, class T>
+using Always = T;
+template <class T, size_t... I>
+std::tuple<Always<I, T>...> repeat_tuple(std::index_sequence<I...>);
+// A tuple of N tensors (the functional result of an op with N > 1 outputs).
+template <size_t N>
+using TensorTuple = decltype(repeat_tuple<at::Tensor>(std::make_index_sequence<N>{}));
 
 // The variants of an op with N outputs whose functional arguments are First, Rest...
 template <class Impl, size_t N, class First, class... Rest>
 struct AtenStructuredOps {
-  using Result = std::conditional_t<N == 1, at::Tensor, std::tuple<at::Tensor, at::Tensor>>;
+  using Result = std::conditional_t<N == 1, at::Tensor, TensorTuple<N>>;
   static Result functional(First a0, Rest... rest) {
     Outputs<N> o = run_aten<Impl, N>(Mode::kFunctional, Outputs<N>{}, a0, rest...);
     if constexpr (N == 1)
       return o[0];
     else
-      return {o[0], o[1]};
+      return std::apply([](auto&... t) { return Result{t...}; }, o);
   }
   static at::Tensor& out(First a0, Rest... rest, at::Tensor& out)
     requires(N == 1)
@@ -346,6 +353,24 @@ struct AtenStructuredOps {
   {
     run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1}, a0, rest...);
     return {out0, out1};
+  }
+  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> out3(First a0, Rest... rest,
+                                                                at::Tensor& out0, at::Tensor& out1,
+                                                                at::Tensor& out2)
+    requires(N == 3)
+  {
+    run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1, out2}, a0, rest...);
+    return {out0, out1, out2};
+  }
+  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> out4(First a0, Rest... rest,
+                                                                             at::Tensor& out0,
+                                                                             at::Tensor& out1,
+                                                                             at::Tensor& out2,
+                                                                             at::Tensor& out3)
+    requires(N == 4)
+  {
+    run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1, out2, out3}, a0, rest...);
+    return {out0, out1, out2, out3};
   }
   static at::Tensor& inplace(at::Tensor& self, Rest... rest)
     requires(N == 1)
@@ -375,15 +400,16 @@ struct AtenImplArgs;
 template <class Impl, class... A>
 struct AtenImplArgs<Impl, void (Impl::*)(A...)> {
   static constexpr size_t kArgs = MetaArity<decltype(&Impl::meta)>::value;
-  static_assert(sizeof...(A) == kArgs + 1 || sizeof...(A) == kArgs + 2,
-                "AtenStructured: an impl with one or two outputs");
+  static_assert(sizeof...(A) >= kArgs + 1 && sizeof...(A) <= kArgs + 4,
+                "AtenStructured: an impl with one to four outputs");
   using type = typename AtenOpsOf<Impl, sizeof...(A) - kArgs, std::tuple<A...>,
                                   std::make_index_sequence<kArgs>>::type;
 };
 
 }  // namespace structured_detail
 
-// AtenStructured<Impl>::functional / ::out (::out2 for two outputs) / ::inplace for an ATen
+// AtenStructured<Impl>::functional / ::out (::out2 .. ::out4 for two to four outputs, the
+// linalg factorizations) / ::inplace for an ATen
 // structured implementation class (see the top of this file).
 template <class Impl>
 using AtenStructured = typename structured_detail::AtenImplArgs<Impl, decltype(&Impl::impl)>::type;

@@ -11,9 +11,14 @@ from ocl_testing import DEVICE, make_cpu
 # Ops that have no native ocl kernel (the test picks them because they are unlikely to get one
 # soon; if one does, pick another).
 # Ops with no native kernel yet (the fallback's test subjects): igamma (one output, out=,
-# in-place) and linalg_qr (two outputs).
+# in-place) and linalg_ldl_factor_ex (several outputs; linalg_qr was this until it got one).
 CUMSUM = "aten::igamma"
-SORT = "aten::linalg_qr"
+SORT = "aten::linalg_ldl_factor_ex"
+
+
+def _sym(x):
+    """A symmetric matrix from x (5 x 4), for ldl_factor."""
+    return x.t() @ x + torch.eye(4, device=x.device)
 
 
 def _op(t, d, **kw):
@@ -37,8 +42,8 @@ def test_error_mode_raises_naming_the_op():
         assert torch.ocl.get_fallback_mode() == "error"
         with pytest.raises(NotImplementedError, match="igamma"):
             _op(x, 0)
-        with pytest.raises(NotImplementedError, match="linalg_qr"):
-            torch.linalg.qr(x)
+        with pytest.raises(NotImplementedError, match="linalg_ldl_factor"):
+            torch.linalg.ldl_factor(_sym(x))
 
 
 def test_warn_mode_warns_once_per_op_and_computes():
@@ -49,8 +54,8 @@ def test_warn_mode_warns_once_per_op_and_computes():
         warnings.simplefilter("always")
         r1 = _op(x, 0)
         r2 = _op(x, 1)
-        values, indices = torch.linalg.qr(x)
-        torch.linalg.qr(x.t())
+        values, indices = torch.linalg.ldl_factor(_sym(x))
+        torch.linalg.ldl_factor(_sym(x) * 2)
     assert len(_fallback_warnings(record, CUMSUM)) == 1
     assert len(_fallback_warnings(record, SORT)) == 1
     msg = str(_fallback_warnings(record, CUMSUM)[0].message)
@@ -59,7 +64,7 @@ def test_warn_mode_warns_once_per_op_and_computes():
     assert r1.device.type == "ocl" and values.device.type == "ocl"
     torch.testing.assert_close(r1.cpu(), _op(x_cpu, 0))
     torch.testing.assert_close(r2.cpu(), _op(x_cpu, 1))
-    ref_values, ref_indices = torch.linalg.qr(x_cpu)
+    ref_values, ref_indices = torch.linalg.ldl_factor(_sym(x_cpu))
     torch.testing.assert_close(values.cpu(), ref_values)
     torch.testing.assert_close(indices.cpu(), ref_indices)
     assert _count(CUMSUM) == 2
