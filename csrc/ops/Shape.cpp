@@ -1,12 +1,15 @@
 // Shape ops on the device with the remap kernel of kernels/shape.cl (one launch each, any
 // strides, every dtype as bits): flip, roll (all dims at once), tril/triu (structured: ATen's
 // meta functions, out= and in-place through Structured.h). rot90, fliplr/flipud, fft shifts and
-// the like decompose onto these in ATen.
+// the like decompose onto these in ATen. unfold_backward (overlapping windows) runs ATen's own
+// function with a kernel for its DispatchStub that adds each window offset's slice in turn.
 #include "ops/Shape.h"
 
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/native/UnfoldBackward.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/unfold_backward_native.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/tril_meta.h>
@@ -191,9 +194,27 @@ void tri_kernel(const Outputs<1>& out, const at::Tensor& self, int64_t k) {
 using Tril = Structured<at::meta::structured_tril, tri_kernel<Triangle::kLower>, 0>;
 using Triu = Structured<at::meta::structured_triu, tri_kernel<Triangle::kUpper>, 0>;
 
+// unfold_backward's stub: grad_input (zeros, the input's shape) += the windows of grad (the
+// input's shape with `dim` replaced by the window count, plus a last dimension of `size`). Each
+// offset j in a window is one strided add_: element j of window w goes to w * step + j.
+void unfold_backward_kernel(at::Tensor& grad_input, const at::Tensor& grad, int64_t dim,
+                            int64_t size, int64_t step) {
+  if (grad_input.dim() == 0) {
+    grad_input.add_(grad.sum());
+    return;
+  }
+  dim = at::maybe_wrap_dim(dim, grad_input.dim());
+  const int64_t windows = grad.size(dim);
+  if (windows == 0) return;
+  for (int64_t j = 0; j < size; ++j) {
+    grad_input.slice(dim, j, j + (windows - 1) * step + 1, step).add_(grad.select(-1, j));
+  }
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("unfold_backward", at::native::unfold_backward);
   m.impl("flip", flip_impl);
   m.impl("roll", roll_impl);
   m.impl("tril", Tril::functional);
@@ -205,3 +226,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 }  // namespace torch_ocl
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(unfold_backward_stub, &torch_ocl::unfold_backward_kernel);
+}  // namespace at::native
