@@ -1,4 +1,4 @@
-// isin (Tensor, Tensor) through ATen's structured implementation: its meta function checks the
+// isin (all three forms) through ATen's structured implementation: its meta function checks the
 // dtypes and declares the bool output; its impl either compares every element with every test
 // element (isin_default_stub: our kernel, kernels/isin.cl) or, for larger test sets, sorts
 // (ATen's isin_sorting, on native sort/cat/index ops).
@@ -38,12 +38,19 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
 }
 
 using Isin = AtenStructured<at::native::structured_isin_Tensor_Tensor_out>;
+// A scalar operand: ATen's impls redispatch to eq / ne or to the Tensor, Tensor form.
+using IsinTensorScalar = AtenStructured<at::native::structured_isin_Tensor_Scalar_out>;
+using IsinScalarTensor = AtenStructured<at::native::structured_isin_Scalar_Tensor_out>;
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Tensor_Tensor", Isin::functional);
   m.impl("isin.Tensor_Tensor_out", Isin::out);
+  m.impl("isin.Tensor_Scalar", IsinTensorScalar::functional);
+  m.impl("isin.Tensor_Scalar_out", IsinTensorScalar::out);
+  m.impl("isin.Scalar_Tensor", IsinScalarTensor::functional);
+  m.impl("isin.Scalar_Tensor_out", IsinScalarTensor::out);
 }
 
 }  // namespace torch_ocl

@@ -367,8 +367,8 @@ at::Tensor& random_default(at::Tensor& self, std::optional<at::Generator> gen) {
 }
 
 // The DispatchStub kernels of exponential_, cauchy_, log_normal_ and geometric_: ATen's
-// functions have checked the parameters (and, for the first two, the floating dtype) and pass
-// a TensorIterator over self.
+// functions have checked the parameters and pass a TensorIterator over self; the dtype checks
+// are the CPU kernels' (same messages).
 void fill_iter(at::TensorIteratorBase& iter, const char* dist, double p1, double p2,
                std::optional<at::Generator> gen) {
   at::Tensor self = iter.tensor(0);
@@ -376,10 +376,18 @@ void fill_iter(at::TensorIteratorBase& iter, const char* dist, double p1, double
 }
 void exponential_kernel(at::TensorIteratorBase& iter, double lambda,
                         std::optional<at::Generator> gen) {
+  TORCH_CHECK(at::isFloatingType(iter.dtype(0)),
+              "Exponential distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ",
+              iter.dtype(0));
   fill_iter(iter, "DIST_EXPONENTIAL", lambda, 0.0, gen);
 }
 void cauchy_kernel(at::TensorIteratorBase& iter, double median, double sigma,
                    std::optional<at::Generator> gen) {
+  TORCH_CHECK(at::isFloatingType(iter.dtype(0)),
+              "Cauchy distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ",
+              iter.dtype(0));
   fill_iter(iter, "DIST_CAUCHY", median, sigma, gen);
 }
 void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std,

@@ -46,6 +46,8 @@ def test_isin_nan_inf_mixed_dtypes_and_out():
     assert_ocl_close(out, torch.isin(e, t))
     # The scalar forms.
     assert_ocl_close(torch.isin(e.to(DEVICE), 3.0), torch.isin(e, 3.0))
+    assert_ocl_close(torch.isin(e.to(DEVICE), 3.0, invert=True), torch.isin(e, 3.0, invert=True))
+    assert_ocl_close(torch.isin(3.0, t.to(DEVICE)), torch.isin(3.0, t))
     with pytest.raises(RuntimeError):
         torch.isin(torch.ones(3, dtype=torch.bool, device=DEVICE), torch.ones(2, device=DEVICE))
 
