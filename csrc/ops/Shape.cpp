@@ -3,12 +3,17 @@
 // meta functions, out= and in-place through Structured.h). rot90, fliplr/flipud, fft shifts and
 // the like decompose onto these in ATen. unfold_backward (overlapping windows) runs ATen's own
 // function with a kernel for its DispatchStub that adds each window offset's slice in turn.
+// repeat_interleave's Tensor form (the index of every repeated element; the other forms are
+// ATen composites over it) is a search of the running sum of the repeats: native ops, with one
+// host wait for the total unless output_size gives it (as on the CPU).
 #include "ops/Shape.h"
 
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/UnfoldBackward.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/searchsorted.h>
 #include <ATen/ops/unfold_backward_native.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/scalar_tensor.h>
@@ -211,9 +216,31 @@ void unfold_backward_kernel(at::Tensor& grad_input, const at::Tensor& grad, int6
   }
 }
 
+// repeat_interleave(repeats): i repeated repeats[i] times, in repeats' dtype (int64 or int32).
+// Element j of the result is the first i whose running sum of repeats exceeds j.
+at::Tensor repeat_interleave_tensor(const at::Tensor& repeats, std::optional<int64_t> output_size) {
+  TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+      "\"repeat_interleave\" not implemented for '", c10::toString(repeats.scalar_type()), "'");
+  if (repeats.size(0) == 0) return at::empty({0}, repeats.options());
+  const at::Tensor cumsum = repeats.cumsum(0);
+  int64_t total;
+  if (output_size) {
+    total = *output_size;
+  } else {
+    total = cumsum[-1].item<int64_t>();
+    TORCH_CHECK(repeats.ge(0).all().item<bool>(), "repeats can not be negative");
+  }
+  const at::Tensor positions = at::arange(total, cumsum.options());
+  return at::searchsorted(cumsum, positions, /*out_int32=*/repeats.scalar_type() == at::kInt,
+                          /*right=*/true);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("repeat_interleave.Tensor", repeat_interleave_tensor);
   m.impl("unfold_backward", at::native::unfold_backward);
   m.impl("flip", flip_impl);
   m.impl("roll", roll_impl);

@@ -147,3 +147,34 @@ def test_sgn_backward_and_efficientzerotensor():
     assert_ocl_close(g, torch.zeros(5, 3))
     z = torch._efficientzerotensor((2, 3), dtype=torch.float16, device=DEVICE)
     assert_ocl_close(z, torch.zeros(2, 3, dtype=torch.float16))
+
+
+# --- repeat_interleave -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32], ids=dtype_id)
+@pytest.mark.parametrize("n", [0, 1, 9, 300])
+def test_repeat_interleave_tensor(dtype, n):
+    r = make_cpu((n,), dtype, low=0, high=5)
+    ro = r.to(DEVICE)
+    assert_ocl_close(torch.repeat_interleave(ro), torch.repeat_interleave(r))
+    total = int(r.sum())
+    assert_ocl_close(
+        torch.repeat_interleave(ro, output_size=total), torch.repeat_interleave(r, output_size=total)
+    )
+    x = make_cpu((n, 3), torch.float32)
+    assert_ocl_close(
+        torch.repeat_interleave(x.to(DEVICE), ro, dim=0), torch.repeat_interleave(x, r, dim=0)
+    )
+    if n > 1:
+        assert_ocl_close(torch.repeat_interleave(ro[::2]), torch.repeat_interleave(r[::2]))
+
+
+def test_repeat_interleave_errors_like_cpu():
+    for bad in (torch.tensor([1, -1, 2]), torch.ones(2, 2, dtype=torch.int64), torch.ones(3)):
+        with pytest.raises(RuntimeError) as cpu:
+            torch.repeat_interleave(bad)
+        with pytest.raises(cpu.type) as dev:
+            torch.repeat_interleave(bad.to(DEVICE))
+        if cpu.type is not NotImplementedError:  # that one names the CPU's kernel
+            assert str(dev.value) == str(cpu.value)
