@@ -557,7 +557,9 @@ def run_gemv(ctx, queue, build, a, x, *, sa=None, sx=1, sy=1, alpha=1.0, beta=0.
     return y
 
 
-@pytest.mark.parametrize(("M", "K"), [(1, 1), (1, 1000), (5, 63), (7, 64), (3, 65), (40, 3), (2, 0)])
+@pytest.mark.parametrize(
+    ("M", "K"), [(1, 1), (1, 1000), (5, 63), (7, 64), (3, 65), (40, 3), (2, 0)]
+)
 def test_gemv_shapes(ctx, queue, build, rng, M, K):
     a = rand(rng, (M, K), np.float32)
     x = rand(rng, (K,), np.float32)

@@ -707,8 +707,13 @@ def test_new_fill_dists_f64(ctx, queue, build, has_fp64, dist):
         p2 = 0.0
     got = fill(ctx, queue, build, dist, "double", n, key=(3, 4), base=7, p1=p1, p2=p2)
     w = philox_words(_ceil(n, 2), 3, 4, 7).astype(np.uint64)
-    k = np.stack([(w[:, 0] | (w[:, 1] << np.uint64(32))) >> np.uint64(11),
-                  (w[:, 2] | (w[:, 3] << np.uint64(32))) >> np.uint64(11)], axis=1).ravel()
+    k = np.stack(
+        [
+            (w[:, 0] | (w[:, 1] << np.uint64(32))) >> np.uint64(11),
+            (w[:, 2] | (w[:, 3] << np.uint64(32))) >> np.uint64(11),
+        ],
+        axis=1,
+    ).ravel()
     u = (k[:n] | np.uint64(1)).astype(np.float64) * 2.0**-53
     if dist == "exponential":
         ref = -np.log(u) / p1

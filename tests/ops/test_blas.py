@@ -79,7 +79,9 @@ def test_dot_and_mv_integers_like_cpu(dtype):
     assert_ocl_close(torch.dot(ao, bo), torch.dot(a, b))
     assert_ocl_close(torch.vdot(ao, bo), torch.vdot(a, b))
     assert_ocl_close(torch.mv(mo, bo), torch.mv(m, b))
-    assert_ocl_close(torch.addmv(co, mo, bo, beta=3, alpha=2), torch.addmv(c, m, b, beta=3, alpha=2))
+    assert_ocl_close(
+        torch.addmv(co, mo, bo, beta=3, alpha=2), torch.addmv(c, m, b, beta=3, alpha=2)
+    )
     assert_ocl_close(torch.trace(mo[:, :9]), torch.trace(m[:, :9]))
 
 
@@ -105,7 +107,12 @@ def test_dot_errors_like_cpu():
     both(lambda s, m, v: torch.addmv(s, m, v), torch.ones(2), torch.ones(3, 3), f)
     both(torch.trace, torch.ones(3, 3, 3))
     both(torch.trace, torch.ones(3, 3, dtype=torch.bool))
-    both(torch.addbmm, torch.ones(3, 3), torch.ones(2, 3, 3, dtype=torch.float64), torch.ones(2, 3, 3))
+    both(
+        torch.addbmm,
+        torch.ones(3, 3),
+        torch.ones(2, 3, 3, dtype=torch.float64),
+        torch.ones(2, 3, 3),
+    )
     both(torch.addbmm, torch.ones(3, 3), torch.ones(2, 3, 4), torch.ones(2, 3, 3))
     # The process stays usable.
     assert_ocl_close(torch.dot(*_dev(f, f)), torch.dot(f, f))
@@ -227,11 +234,13 @@ def test_inner_tensordot_einsum_matmul_1d():
     b = make_cpu((6, 3), torch.float32, seed=1)
     v = make_cpu((6,), torch.float32, seed=2)
     w = make_cpu((5,), torch.float32, seed=3)
-    ao, bo, vo, wo = _dev(a, b, vo := v, w)
+    ao, bo, vo, wo = _dev(a, b, v, w)
     tol = {"atol": 1e-4, "rtol": 1e-4}
     assert_ocl_close(torch.inner(ao, vo), torch.inner(a, v), **tol)
     assert_ocl_close(torch.inner(ao, bo.t()), torch.inner(a, b.t()), **tol)
-    assert_ocl_close(torch.tensordot(ao, bo, dims=([2], [0])), torch.tensordot(a, b, dims=([2], [0])), **tol)
+    assert_ocl_close(
+        torch.tensordot(ao, bo, dims=([2], [0])), torch.tensordot(a, b, dims=([2], [0])), **tol
+    )
     assert_ocl_close(torch.tensordot(ao, ao, dims=3), torch.tensordot(a, a, dims=3), **tol)
     assert_ocl_close(torch.einsum("ijk,k->ij", ao, vo), torch.einsum("ijk,k->ij", a, v), **tol)
     assert_ocl_close(torch.einsum("i,i->", vo, vo), torch.einsum("i,i->", v, v), **tol)
@@ -244,13 +253,18 @@ def test_inner_tensordot_einsum_matmul_1d():
     assert_ocl_close(vo.__rmatmul__(bo.t()), v.__rmatmul__(b.t()), **tol)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8],
-                         ids=dtype_id)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8], ids=dtype_id
+)
 @pytest.mark.parametrize("shape", [(5, 5), (3, 7), (7, 3), (1, 1), (0, 3)])
 def test_trace(dtype, shape):
     a = make_cpu(shape, dtype)
     ao = a.to(DEVICE)
-    expected = torch.trace(a.double()).to(torch.trace(a).dtype) if dtype.is_floating_point else torch.trace(a)
+    expected = (
+        torch.trace(a.double()).to(torch.trace(a).dtype)
+        if dtype.is_floating_point
+        else torch.trace(a)
+    )
     assert_ocl_close(torch.trace(ao), expected, atol=1e-2, rtol=1e-2)
     assert_ocl_close(torch.trace(ao.t()), expected, atol=1e-2, rtol=1e-2)
 

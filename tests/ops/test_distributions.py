@@ -75,7 +75,8 @@ def test_exponential_moments():
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.uint8],
+    "dtype",
+    [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.uint8],
     ids=dtype_id,
 )
 @pytest.mark.parametrize("p", [0.2, 0.9, 1e-3])
@@ -91,7 +92,9 @@ def test_geometric(dtype, p):
     assert (x >= 1).all() and (x == x.round()).all()
     mean = 1 / p
     sd = math.sqrt(1 - p) / p
-    assert abs(x.mean().item() - mean) < 5 * sd / math.sqrt(n) + (0.02 * mean if dtype == torch.float16 else 0)
+    assert abs(x.mean().item() - mean) < 5 * sd / math.sqrt(n) + (
+        0.02 * mean if dtype == torch.float16 else 0
+    )
     if dtype != torch.float16:
         # P(X <= k) = 1 - (1 - p)^k at the integers.
         for k in (1, 2, 5):
@@ -225,8 +228,9 @@ def test_multinomial_1d_large_vocab_and_out(replacement):
     assert r.shape == (2, 5) and out.shape == (2, 5)
     # A non-contiguous out of the right shape keeps its strides.
     base = torch.full((2, 10), -1, dtype=torch.int64, device=DEVICE)
-    torch.multinomial(probs.unsqueeze(0).expand(2, 5003), 5, replacement=replacement,
-                      out=base[:, ::2])
+    torch.multinomial(
+        probs.unsqueeze(0).expand(2, 5003), 5, replacement=replacement, out=base[:, ::2]
+    )
     b = base.cpu()
     assert (b[:, 1::2] == -1).all() and ((b[:, ::2] >= 0) & (b[:, ::2] < 5003)).all()
     torch.manual_seed(1)

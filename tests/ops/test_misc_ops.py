@@ -55,8 +55,9 @@ def test_isin_nan_inf_mixed_dtypes_and_out():
 # --- nonzero_static --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.uint8, torch.float16],
-                         ids=dtype_id)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.int64, torch.bool, torch.uint8, torch.float16], ids=dtype_id
+)
 @pytest.mark.parametrize("shape", [(7,), (5, 6), (3, 4, 5), (), (0, 3), (1,)])
 @pytest.mark.parametrize("size", [0, 1, 4, 200])
 def test_nonzero_static(dtype, shape, size):
@@ -83,7 +84,9 @@ def test_nonzero_static_nan_out_and_errors():
     for kwargs in ({"size": -1}, {"size": 2, "out": torch.empty(0)}):
         with pytest.raises(RuntimeError) as cpu:
             torch.nonzero_static(x, **kwargs)
-        dev_kwargs = {k: (v.to(DEVICE) if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()}
+        dev_kwargs = {
+            k: (v.to(DEVICE) if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()
+        }
         with pytest.raises(RuntimeError) as dev:
             torch.nonzero_static(x.to(DEVICE), **dev_kwargs)
         assert str(dev.value) == str(cpu.value)
@@ -126,8 +129,16 @@ def test_cov_corrcoef():
 
 @pytest.mark.parametrize(
     ("shape", "dim", "size", "step"),
-    [((10,), 0, 3, 1), ((10,), 0, 4, 2), ((6, 11), 1, 5, 3), ((6, 11), -2, 2, 1), ((7, 3), 0, 7, 1),
-     ((5,), 0, 2, 5), ((), 0, 1, 1), ((4, 0), 0, 2, 1)],  # fmt: skip
+    [
+        ((10,), 0, 3, 1),
+        ((10,), 0, 4, 2),
+        ((6, 11), 1, 5, 3),
+        ((6, 11), -2, 2, 1),
+        ((7, 3), 0, 7, 1),
+        ((5,), 0, 2, 5),
+        ((), 0, 1, 1),
+        ((4, 0), 0, 2, 1),
+    ],  # fmt: skip
 )
 def test_unfold_backward(shape, dim, size, step):
     x = make_cpu(shape, torch.float32)
@@ -160,7 +171,8 @@ def test_repeat_interleave_tensor(dtype, n):
     assert_ocl_close(torch.repeat_interleave(ro), torch.repeat_interleave(r))
     total = int(r.sum())
     assert_ocl_close(
-        torch.repeat_interleave(ro, output_size=total), torch.repeat_interleave(r, output_size=total)
+        torch.repeat_interleave(ro, output_size=total),
+        torch.repeat_interleave(r, output_size=total),
     )
     x = make_cpu((n, 3), torch.float32)
     assert_ocl_close(
