@@ -73,7 +73,7 @@
 //           the host then advances its Philox offset (base) by ceil(n / 2).
 //
 // philox_multinomial(out, out_off, n_sample, n_cat, key0, key1, base, cdf, cdf_off, err,
-//                    err_neg, err_inf, err_sum)                                         -DCDF_T=float | double
+//                    err_neg, err_inf, err_sum)      (with -DCDF_T=float or -DCDF_T=double)
 //   multinomial with replacement: work-item (s, r) = (get_global_id(0), get_global_id(1))
 //   writes sample s of distribution r, out[r * n_sample + s] (long), from cdf, the running sums
 //   of the row's probabilities (n_dist x n_cat, contiguous, computed by the host): with the
@@ -180,7 +180,7 @@ inline float rnd_uniform(uint x, float p1, float p2) {
 #define RND_FROM_U(u, p1, p2, PI) (-log(u) / (p1))
 #elif defined(DIST_CAUCHY)
 #undef RND_FROM_U
-#define RND_FROM_U(u, p1, p2, PI) ((p1) + (p2) * tan((PI) * ((u)-0.5f)))
+#define RND_FROM_U(u, p1, p2, PI) ((p1) + (p2) * tan((PI) * ((u) - 0.5f)))
 #else
 #undef RND_FROM_U
 #define RND_FROM_U(u, p1, p2, PI) ceil(log(u) / (p2))

@@ -28,8 +28,9 @@ const char* interned(const std::string& message) {
 void assert_nonzero(const at::Tensor& self, const std::string& message) {
   TORCH_CHECK(self.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
   TORCH_CHECK(self.numel() <= 1, "Boolean value of Tensor with more than one value is ambiguous");
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "_assert_async: complex tensors are not "
-                                                  "supported on this device");
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(),
+                              "_assert_async: complex tensors are not "
+                              "supported on this device");
   const int device = self.device().index();
   const std::string opts = std::string("-DT=") + type_tag(self.scalar_type(), device);
   KernelLaunch launch(get_kernel(device, "assert.cl", "assert_nonzero", opts));
@@ -44,8 +45,8 @@ void assert_async(const at::Tensor& self) {
 }
 
 void assert_async_msg(const at::Tensor& self, c10::string_view assert_msg) {
-  assert_nonzero(self, assert_msg.empty() ? std::string("Assertion is failed")
-                                          : std::string(assert_msg));
+  assert_nonzero(self,
+                 assert_msg.empty() ? std::string("Assertion is failed") : std::string(assert_msg));
 }
 
 }  // namespace

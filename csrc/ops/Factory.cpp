@@ -214,8 +214,8 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset,
 }
 
 at::Tensor efficientzerotensor(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
-                              std::optional<at::Layout> layout, std::optional<at::Device> device,
-                              std::optional<bool> pin_memory) {
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory) {
   return at::zeros(size, at::TensorOptions().dtype(dtype).layout(layout).device(device));
 }
 

@@ -9,11 +9,11 @@
 #include <ATen/ops/addbmm_native.h>
 #include <ATen/ops/addmm_meta.h>
 #include <ATen/ops/addmv_meta.h>
-#include <ATen/ops/sum.h>
 #include <ATen/ops/baddbmm_meta.h>
 #include <ATen/ops/bmm_meta.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm_meta.h>
+#include <ATen/ops/sum.h>
 #include <torch/library.h>
 
 #include "ops/KernelTypes.h"
@@ -237,8 +237,8 @@ void gemv_any(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bias,
     return;
   }
   at::Tensor tmp = at::empty(y.sizes(), y.options().dtype(at::kFloat));
-  launch_gemv(a.to(at::kFloat), x.to(at::kFloat), bias.defined() ? bias.to(at::kFloat) : bias,
-              beta, alpha, tmp);
+  launch_gemv(a.to(at::kFloat), x.to(at::kFloat), bias.defined() ? bias.to(at::kFloat) : bias, beta,
+              alpha, tmp);
   y.copy_(tmp);
 }
 
@@ -248,10 +248,10 @@ void addmv_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tenso
                   const at::Tensor& vec, const at::Scalar& beta, const at::Scalar& alpha) {
   const at::ScalarType t = mat.scalar_type();
   TORCH_CHECK(t == vec.scalar_type() && t == self.scalar_type(),
-              "addmv input tensors must have the same dtype, but got ", self.scalar_type(), ", ",
-              t, ", and ", vec.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t), "\"addmv\" not implemented for '",
-                              c10::toString(t), "'");
+              "addmv input tensors must have the same dtype, but got ", self.scalar_type(), ", ", t,
+              ", and ", vec.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+                              "\"addmv\" not implemented for '", c10::toString(t), "'");
   gemv_any(mat, vec, self.expand({mat.size(0)}), beta, alpha, out[0]);
 }
 // The bias (argument 0) may be the output itself: each element is read by the work-group that
@@ -270,8 +270,8 @@ at::Tensor dot_impl(const at::Tensor& self, const at::Tensor& other) {
               "] to have the same number of elements, but got ", self.numel(), " and ",
               other.numel(), " elements respectively");
   const at::ScalarType t = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t), "\"dot\" not implemented for '",
-                              c10::toString(t), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+                              "\"dot\" not implemented for '", c10::toString(t), "'");
   at::Tensor out = at::empty({}, self.options());
   gemv_any(self.unsqueeze(0), other, {}, 0, 1, out);
   return out;
@@ -288,8 +288,8 @@ at::Tensor vdot_impl(const at::Tensor& self, const at::Tensor& other) {
 at::Tensor trace_impl(const at::Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
   const at::ScalarType t = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t), "\"trace\" not implemented for '",
-                              c10::toString(t), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+                              "\"trace\" not implemented for '", c10::toString(t), "'");
   return at::sum(self.diagonal(), at::isIntegralType(t, false) ? at::kLong : t);
 }
 

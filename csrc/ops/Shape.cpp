@@ -13,12 +13,12 @@
 #include <ATen/native/UnfoldBackward.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/searchsorted.h>
-#include <ATen/ops/unfold_backward_native.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/searchsorted.h>
 #include <ATen/ops/tril_meta.h>
 #include <ATen/ops/triu_meta.h>
+#include <ATen/ops/unfold_backward_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -49,7 +49,7 @@ bool is_identity(const Dim& d) {
   return d.role == 0 && d.mode == RemapMode::kShift && d.offset == 0 && d.isize == d.osize;
 }
 
-cl_long8 long8_of(const std::vector<Dim>& dims, int64_t Dim::*field) {
+cl_long8 long8_of(const std::vector<Dim>& dims, int64_t Dim::* field) {
   cl_long8 v{};
   for (size_t i = 0; i < dims.size(); ++i) v.s[i] = dims[i].*field;
   return v;
