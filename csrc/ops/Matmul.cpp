@@ -209,7 +209,8 @@ void launch_gemv(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bia
   const bool has_bias = bias.defined() && beta.toDouble() != 0.0;
   std::string opts = std::string("-DT=") + mm_tag(t, device);
   if (has_bias) opts += " -DHAS_BIAS";
-  constexpr size_t kGemvLws = 64;
+  if ((a.stride(1) == 1 || K <= 1) && (x.stride(0) == 1 || K <= 1)) opts += " -DUNIT_K";
+  constexpr size_t kGemvLws = 16;  // the kernel's default GLWS
   KernelLaunch launch(get_kernel(device, "mm.cl", "gemv", opts));
   const size_t item = y.itemsize();
   launch.arg(static_cast<cl_ulong>(K));

@@ -511,12 +511,13 @@ def test_mm_batched(ctx, queue, build, rng, a_trans, b_trans, bias_kind):
 
 # --- gemv (mv / addmv / dot) -------------------------------------------------------------------
 
-GLWS = 64
+GLWS = 16  # the default of kernels/mm.cl
 
 
 def run_gemv(ctx, queue, build, a, x, *, sa=None, sx=1, sy=1, alpha=1.0, beta=0.0, bias=None,
-             sbias=1, offs=(0, 0, 0, 0)):  # fmt: skip
-    """gemv on a (M x K, element (m, k) at a_off + m*sa[0] + k*sa[1]) and x; returns y (M)."""
+             sbias=1, offs=(0, 0, 0, 0), unit_k=None):  # fmt: skip
+    """gemv on a (M x K, element (m, k) at a_off + m*sa[0] + k*sa[1]) and x; returns y (M).
+    unit_k: build with -DUNIT_K (default: when the strides along k are 1, as the host does)."""
     dtype = a.dtype.type
     M, K = a.shape
     sa = sa or (K, 1)
@@ -530,6 +531,8 @@ def run_gemv(ctx, queue, build, a, x, *, sa=None, sx=1, sy=1, alpha=1.0, beta=0.
     x_flat[x_off : x_off + K * sx : sx] = x
     y_flat = np.full(y_off + (M - 1) * sy + 1 + 2, fill, dtype=dtype)
     opts = ["-DT=" + CL_TYPE[dtype]]
+    if unit_k if unit_k is not None else (sa[1] == 1 and sx == 1):
+        opts.append("-DUNIT_K")
     if bias is not None:
         opts.append("-DHAS_BIAS")
         b_flat = np.full(b_off + (M - 1) * sbias + 1, fill, dtype=dtype)
@@ -558,12 +561,13 @@ def run_gemv(ctx, queue, build, a, x, *, sa=None, sx=1, sy=1, alpha=1.0, beta=0.
 
 
 @pytest.mark.parametrize(
-    ("M", "K"), [(1, 1), (1, 1000), (5, 63), (7, 64), (3, 65), (40, 3), (2, 0)]
+    ("M", "K"), [(1, 1), (1, 1000), (5, 63), (7, 64), (3, 65), (40, 3), (2, 0), (3, 135)]
 )
-def test_gemv_shapes(ctx, queue, build, rng, M, K):
+@pytest.mark.parametrize("unit_k", [True, False])
+def test_gemv_shapes(ctx, queue, build, rng, M, K, unit_k):
     a = rand(rng, (M, K), np.float32)
     x = rand(rng, (K,), np.float32)
-    y = run_gemv(ctx, queue, build, a, x)
+    y = run_gemv(ctx, queue, build, a, x, unit_k=unit_k)
     check(y, (a.astype(np.float64) @ x.astype(np.float64)), np.float32, K)
 
 
