@@ -308,7 +308,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 1494 entries.
+# 1487 entries.
 NOT_NATIVE = {
     ("__rmod__", "bfloat16", "forward"): (0, "not native yet: aten::remainder.Tensor_out"),
     ("__rmod__", "float16", "forward"): (0, "not native yet: aten::remainder.Tensor_out"),
@@ -952,14 +952,6 @@ NOT_NATIVE = {
         0,
         "not native yet: aten::_linalg_eigh.eigenvalues",
     ),
-    ("linalg.multi_dot", "int32", "forward"): (
-        0,
-        "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Int",
-    ),
-    ("linalg.multi_dot", "uint8", "forward"): (
-        0,
-        "not native yet: torch-ocl: mm is implemented for floating dtypes only, got Byte",
-    ),
     ("linalg.norm", "float64", "forward"): (44, "not native yet: aten::_linalg_svd.U"),
     ("linalg.norm.subgradients_at_zero", "float32", "backward"): (
         2,
@@ -1040,11 +1032,6 @@ NOT_NATIVE = {
         "not native yet: aten::_linalg_solve_ex.result",
     ),
     ("linalg.vander", "float32", "backward"): (2, "not native yet: aten::flip"),
-    ("linalg.vecdot", "bfloat16", "forward"): (0, "not native yet: aten::vdot"),
-    ("linalg.vecdot", "float16", "forward"): (0, "not native yet: aten::vdot"),
-    ("linalg.vecdot", "float32", "backward"): (0, "not native yet: aten::vdot"),
-    ("linalg.vecdot", "float32", "forward"): (0, "not native yet: aten::vdot"),
-    ("linalg.vecdot", "float64", "forward"): (0, "not native yet: aten::vdot"),
     ("log10", "bfloat16", "forward"): (0, "not native yet: aten::log10.out"),
     ("log10", "bool", "forward"): (0, "not native yet: aten::log10.out"),
     ("log10", "float16", "forward"): (0, "not native yet: aten::log10.out"),
@@ -3544,7 +3531,6 @@ FALLBACK_ONLY_OPS = set(
         "linalg.svdvals",
         "linalg.tensorinv",
         "linalg.tensorsolve",
-        "linalg.vecdot",
         "log10",
         "log1p",
         "log2",
