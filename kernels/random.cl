@@ -29,6 +29,15 @@
 //                     u2 = (x_odd >> 8) * 2^-24, r = sqrt(-2 log u1),
 //                     z = {r cos(2 pi u2), r sin(2 pi u2)}; value = p1 + p2 * z
 //                     (p1 = mean, p2 = std).
+//   -DDIST_LOG_NORMAL  exp of the DIST_NORMAL value (p1 = mean, p2 = std of the logarithm).
+//   The three below use u = ((x >> 8) | 1) * 2^-24, an odd multiple of 2^-24 in (0, 1) (never
+//   0 or 1, so the values are finite; 23 random bits):
+//   -DDIST_EXPONENTIAL value = -log(u) / p1 (p1 = lambda > 0): never 0 (multinomial's
+//                     sampling without replacement divides by it).
+//   -DDIST_CAUCHY     value = p1 + p2 * tan(pi * (u - 1/2)) (p1 = median, p2 = sigma).
+//   -DDIST_GEOMETRIC  value = ceil(log(u) / p2), p2 = log1p(-p) computed by the host in double
+//                     (p1 unused): the number of Bernoulli(p) trials up to the first success,
+//                     >= 1. OUT_T may be an integer type here.
 //
 // philox_fill_f64(out, out_off, n, key0, key1, base, double p1, double p2)  OUT_T=double
 //   The double version (53 random bits per uniform): two 53-bit numbers
@@ -38,6 +47,8 @@
 //   -DDIST_NORMAL     Box-Muller in double on u1 = (k0 + 1) * 2^-53 in (0, 1] and
 //                     u2 = k1 * 2^-53: elements 2i, 2i+1 = p1 + p2 * {r cos(2 pi u2),
 //                     r sin(2 pi u2)} with r = sqrt(-2 log u1).
+//   -DDIST_LOG_NORMAL, -DDIST_EXPONENTIAL, -DDIST_CAUCHY, -DDIST_GEOMETRIC as for philox_fill,
+//                     in double, with u = (k | 1) * 2^-53 in (0, 1) (52 random bits).
 //   Launch: global = { roundup(ceil(n / 2), LWS) }, local = { LWS };
 //           the host then advances its Philox offset (base) by ceil(n / 2).
 //
@@ -61,12 +72,26 @@
 //   Launch: global = { roundup(ceil(n / 2), LWS) }, local = { LWS };
 //           the host then advances its Philox offset (base) by ceil(n / 2).
 //
+// philox_multinomial(out, out_off, n_sample, n_cat, key0, key1, base, cdf, cdf_off, err,
+//                    err_neg, err_inf, err_sum)      (with -DCDF_T=float or -DCDF_T=double)
+//   multinomial with replacement: work-item (s, r) = (get_global_id(0), get_global_id(1))
+//   writes sample s of distribution r, out[r * n_sample + s] (long), from cdf, the running sums
+//   of the row's probabilities (n_dist x n_cat, contiguous, computed by the host): with the
+//   counter base + r * n_sample + s it draws u in [0, 1) (word x0 in float: 24 bits; x0, x1 in
+//   double: 53 bits) and returns the first category whose running sum exceeds u * total
+//   (total = the row's last running sum), so a category of probability 0 is never drawn; if
+//   rounding leaves none, the last category of non-zero probability. Work-item s = 0 also checks
+//   the row and records err_inf (a running sum that is not finite: an Inf or NaN entry),
+//   err_neg (a decreasing running sum: a negative entry) or err_sum (total <= 0) in *err.
+//   Launch: global = { roundup(n_sample, LWS), n_dist }, local = { LWS, 1 };
+//           the host then advances its Philox offset by n_dist * n_sample.
+//
 // Build options: -DOUT_T=<tag> with tag one of float, double (needs -DTORCH_OCL_FP64),
 //   half, bfloat16, long, int, short, char, uchar, bool; at most one -DDIST_* option;
 //   -DP_T=<tag> (a float tag) for philox_bernoulli_tensor; -DLWS=<local size>
 //   (default 64; enforced with reqd_work_group_size).
 // philox_range is always in the program; philox_fill (OUT_T not double) or philox_fill_f64
-// (OUT_T=double) with -DDIST_UNIFORM or -DDIST_NORMAL; philox_bernoulli with
+// (OUT_T=double) with one of the -DDIST_* fill options above; philox_bernoulli with
 // -DDIST_BERNOULLI, and philox_bernoulli_tensor when P_T is given too.
 // The uniform and bernoulli values are bit-exact (FP_CONTRACT OFF below); the normal
 // values depend on the device's log/sqrt/cos/sin (within their OpenCL ulp bounds).
@@ -89,6 +114,15 @@
 #define U01(x) ((float)((x) >> 8) * 0x1.0p-24f)
 // 24 random bits -> float in (0, 1].
 #define U01_OPEN0(x) ((float)(((x) >> 8) + 1u) * 0x1.0p-24f)
+
+// 23 random bits -> an odd multiple of 2^-24, in (0, 1) (never 0 or 1).
+#define U01_OPEN(x) ((float)(((x) >> 8) | 1u) * 0x1.0p-24f)
+
+// The distributions philox_fill / philox_fill_f64 draw.
+#if defined(DIST_UNIFORM) || defined(DIST_NORMAL) || defined(DIST_LOG_NORMAL) || \
+    defined(DIST_EXPONENTIAL) || defined(DIST_CAUCHY) || defined(DIST_GEOMETRIC)
+#define DIST_FILL 1
+#endif
 
 // 53 random bits (the top bits of lo | hi << 32) as a ulong in [0, 2^53).
 #define U53(lo, hi) ((((ulong)(hi) << 32) | (ulong)(lo)) >> 11)
@@ -138,7 +172,22 @@ inline float rnd_uniform(uint x, float p1, float p2) {
 }
 #endif
 
-#if (defined(DIST_UNIFORM) || defined(DIST_NORMAL)) && !OUT_IS_DOUBLE
+#if defined(DIST_EXPONENTIAL) || defined(DIST_CAUCHY) || defined(DIST_GEOMETRIC)
+// The value of one element from its uniform u in (0, 1) (float, or double in philox_fill_f64).
+#define RND_FROM_U(u, p1, p2, PI)
+#if defined(DIST_EXPONENTIAL)
+#undef RND_FROM_U
+#define RND_FROM_U(u, p1, p2, PI) (-log(u) / (p1))
+#elif defined(DIST_CAUCHY)
+#undef RND_FROM_U
+#define RND_FROM_U(u, p1, p2, PI) ((p1) + (p2) * tan((PI) * ((u) - 0.5f)))
+#else
+#undef RND_FROM_U
+#define RND_FROM_U(u, p1, p2, PI) ceil(log(u) / (p2))
+#endif
+#endif
+
+#if defined(DIST_FILL) && !OUT_IS_DOUBLE
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
     __global STORE_TYPE(OUT_T)* out, ulong out_off, ulong n, uint key0, uint key1, ulong base,
     float p1, float p2) {
@@ -153,6 +202,11 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
   v[1] = rnd_uniform(x1, p1, p2);
   v[2] = rnd_uniform(x2, p1, p2);
   v[3] = rnd_uniform(x3, p1, p2);
+#elif defined(DIST_EXPONENTIAL) || defined(DIST_CAUCHY) || defined(DIST_GEOMETRIC)
+  v[0] = RND_FROM_U(U01_OPEN(x0), p1, p2, 3.14159265358979f);
+  v[1] = RND_FROM_U(U01_OPEN(x1), p1, p2, 3.14159265358979f);
+  v[2] = RND_FROM_U(U01_OPEN(x2), p1, p2, 3.14159265358979f);
+  v[3] = RND_FROM_U(U01_OPEN(x3), p1, p2, 3.14159265358979f);
 #else
   {
     const float two_pi = 6.283185307179586f;
@@ -164,6 +218,12 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
     v[1] = p1 + p2 * (r01 * sin(t01));
     v[2] = p1 + p2 * (r23 * cos(t23));
     v[3] = p1 + p2 * (r23 * sin(t23));
+#ifdef DIST_LOG_NORMAL
+    v[0] = exp(v[0]);
+    v[1] = exp(v[1]);
+    v[2] = exp(v[2]);
+    v[3] = exp(v[3]);
+#endif
   }
 #endif
   out += out_off;
@@ -177,9 +237,9 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill(
       if (e0 + j < n) STORE(OUT_T, out, e0 + j, CONVERT(OUT_T, v[j]));
   }
 }
-#endif  // DIST_UNIFORM || DIST_NORMAL, OUT_T not double
+#endif  // DIST_FILL, OUT_T not double
 
-#if (defined(DIST_UNIFORM) || defined(DIST_NORMAL)) && OUT_IS_DOUBLE
+#if defined(DIST_FILL) && OUT_IS_DOUBLE
 #ifdef DIST_UNIFORM
 // Largest double strictly below d (d finite).
 inline double rnd_double_down(double d) {
@@ -209,17 +269,24 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_fill_f64(
 #ifdef DIST_UNIFORM
   const double v0 = rnd_uniform_f64(k0, p1, p2);
   const double v1 = rnd_uniform_f64(k1, p1, p2);
+#elif defined(DIST_EXPONENTIAL) || defined(DIST_CAUCHY) || defined(DIST_GEOMETRIC)
+  const double v0 = RND_FROM_U((double)(k0 | 1) * 0x1.0p-53, p1, p2, 3.141592653589793);
+  const double v1 = RND_FROM_U((double)(k1 | 1) * 0x1.0p-53, p1, p2, 3.141592653589793);
 #else
   const double r = sqrt(-2.0 * log((double)(k0 + 1) * 0x1.0p-53));
   const double t = 6.283185307179586 * ((double)k1 * 0x1.0p-53);
-  const double v0 = p1 + p2 * (r * cos(t));
-  const double v1 = p1 + p2 * (r * sin(t));
+  double v0 = p1 + p2 * (r * cos(t));
+  double v1 = p1 + p2 * (r * sin(t));
+#ifdef DIST_LOG_NORMAL
+  v0 = exp(v0);
+  v1 = exp(v1);
+#endif
 #endif
   out += out_off;
   out[e0] = v0;
   if (e0 + 1 < n) out[e0 + 1] = v1;
 }
-#endif  // DIST_UNIFORM || DIST_NORMAL, OUT_T double
+#endif  // DIST_FILL, OUT_T double
 
 #ifdef DIST_BERNOULLI
 // 1 with probability t / 2^53 (t <= 2^53) for element word x_j of the counter ctr (see the
@@ -306,3 +373,53 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_range(
   STORE(OUT_T, out, e0, CONVERT(OUT_T, v0));
   if (e0 + 1 < n) STORE(OUT_T, out, e0 + 1, CONVERT(OUT_T, v1));
 }
+
+#ifdef CDF_T
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_multinomial(
+    __global long* out, ulong out_off, ulong n_sample, ulong n_cat, uint key0, uint key1,
+    ulong base, __global const CDF_T* cdf, ulong cdf_off, __global int* err, int err_neg,
+    int err_inf, int err_sum) {
+  const ulong s = get_global_id(0);
+  const ulong r = get_global_id(1);
+  if (s >= n_sample) return;
+  out += out_off;
+  cdf += cdf_off + r * n_cat;
+  const CDF_T total = cdf[n_cat - 1];
+  if (s == 0) {
+    int code = 0;
+    CDF_T prev = 0;
+    for (ulong i = 0; i < n_cat && code == 0; ++i) {
+      const CDF_T c = cdf[i];
+      if (!isfinite(c))
+        code = err_inf;
+      else if (c < prev)
+        code = err_neg;
+      prev = c;
+    }
+    if (code == 0 && !(total > 0)) code = err_sum;
+    if (code != 0) atomic_cmpxchg(err, 0, code);
+  }
+  uint x0, x1, x2, x3;
+  PHILOX4X32_10(base + r * n_sample + s, key0, key1, x0, x1, x2, x3);
+#if OCL_CAT(TAG_IS_double_, CDF_T)
+  const CDF_T target = (CDF_T)U53(x0, x1) * 0x1.0p-53 * total;
+#else
+  const CDF_T target = U01(x0) * total;
+#endif
+  // The first i with cdf[i] > target, in [lo, hi).
+  ulong lo = 0, hi = n_cat;
+  while (lo < hi) {
+    const ulong mid = lo + (hi - lo) / 2;
+    if (cdf[mid] > target)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  if (lo >= n_cat) {
+    // u * total rounded up to total: the last category with a non-zero probability.
+    lo = n_cat - 1;
+    while (lo > 0 && cdf[lo] == cdf[lo - 1]) --lo;
+  }
+  out[r * n_sample + s] = (long)lo;
+}
+#endif  // CDF_T

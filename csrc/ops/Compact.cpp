@@ -1,8 +1,16 @@
 // masked_select and nonzero with kernels/compact.cl: count the selected items per work-group,
 // read the counts back (the one host wait: the result's size depends on the data, as on CUDA),
-// turn them into offsets on the host, then write the items in order.
+// turn them into offsets on the host, then write the items in order. nonzero_static (a result of
+// fixed size) needs no host wait: it is composed of native ops (a running count of the nonzero
+// elements gives each one its row, index_put_ writes the coordinates).
 #include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/index_put.h>
+#include <ATen/ops/where.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -154,9 +162,46 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   return out;
 }
 
+// The coordinates of the first `size` nonzero elements of self in row-major order (size x
+// self.dim(), int64), the rows past the last nonzero element filled with fill_value.
+at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  const int64_t nd = self.dim(), n = self.numel();
+  const auto opts = self.options().dtype(at::kLong);
+  // One row more than asked: the elements past the first `size` nonzero ones write their
+  // coordinates there, and it is dropped.
+  at::Tensor out = at::full({size + 1, nd}, fill_value, opts);
+  if (n > 0 && size > 0 && nd > 0) {
+    const at::Tensor flags = self.ne(0).reshape({n});
+    const at::Tensor pos = at::cumsum(flags, 0, at::kLong).sub_(1);
+    const at::Tensor rows = at::where(flags.logical_and(pos.lt(size)), pos, size);
+    at::Tensor flat = at::arange(n, opts);
+    at::Tensor coords = at::empty({n, nd}, opts);
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      coords.select(1, d).copy_(flat.remainder(self.size(d)));
+      if (d > 0) flat = flat.div(self.size(d), "floor");
+    }
+    out.index_put_({rows}, coords);
+  }
+  return out.narrow(0, 0, size);
+}
+
+at::Tensor& nonzero_static_out(const at::Tensor& self, int64_t size, int64_t fill_value,
+                               at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "nonzero_static: Expected out tensor to have scalar type Long but got scalar type",
+              out.scalar_type());
+  const at::Tensor r = nonzero_static_impl(self, size, fill_value);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nonzero_static", nonzero_static_impl);
+  m.impl("nonzero_static.out", nonzero_static_out);
   m.impl("masked_select", masked_select_impl);
   m.impl("masked_select.out", masked_select_out);
   m.impl("nonzero", nonzero_impl);

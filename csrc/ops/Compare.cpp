@@ -1,4 +1,5 @@
 // where and masked_fill_: selecting between operands with a condition (the `where` kernel).
+// equal: eq + all, read back (its result is a host bool, as on CUDA).
 // They keep CPU scalar operands as kernel arguments (ATen's where_self_out would copy them to
 // the device first).
 #include <ATen/ExpandUtils.h>
@@ -6,6 +7,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorIterator.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/eq.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
 
@@ -103,9 +105,20 @@ at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const a
   return masked_fill_impl(self, mask, value);
 }
 
+// torch.equal: same shape and equal elements (NaN equals nothing), in the promoted dtype.
+bool equal_impl(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(),
+              "Cannot compare two tensors on different devices. Got: ", self.device(), " and ",
+              other.device());
+  if (!self.is_same_size(other)) return false;
+  if (self.numel() == 0) return true;
+  return at::eq(self, other).all().item<bool>();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("equal", equal_impl);
   m.impl("where.self", where);
   m.impl("where.self_out", where_out);
   m.impl("masked_fill_.Scalar", masked_fill_scalar);

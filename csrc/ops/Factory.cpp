@@ -3,6 +3,8 @@
 // linspace (ATen's own arange_out / linspace_out with our kernels for their DispatchStubs),
 // logspace, eye, tril_indices and triu_indices (the CPU's checks, our kernels). full, zeros,
 // ones and the *_like factories are ATen's composites over empty and fill_.
+// _efficientzerotensor (the zero gradients of some backward formulas, sgn's for one) is a plain
+// zero tensor here: the ZeroTensor dispatch key of the CPU's version is an optimisation only.
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>
@@ -13,6 +15,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linspace_native.h>
 #include <ATen/ops/set_native.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -210,11 +213,18 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset,
   return result;
 }
 
+at::Tensor efficientzerotensor(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory) {
+  return at::zeros(size, at::TensorOptions().dtype(dtype).layout(layout).device(device));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
+  m.impl("_efficientzerotensor", efficientzerotensor);
   m.impl("set_.source_Storage", at::native::set_);
   m.impl("set_.source_Storage_storage_offset", at::native::set_storage_cpu_);
   m.impl("set_.source_Tensor", at::native::set_tensor_);

@@ -1,17 +1,22 @@
 // mm, addmm (and so nn.Linear), bmm and baddbmm (batches in one launch) with the register-blocked
-// kernel of kernels/mm.cl. Transposed
+// kernel of kernels/mm.cl; addmv (and so mv, matmul of a matrix and a vector), dot and vdot with
+// its gemv kernel; addbmm as ATen's own function (one addmm_ per batch); trace as the sum of the
+// diagonal. Transposed
 // operands are read in place (A_TRANS / B_TRANS); other layouts are made contiguous first.
 // float16/bfloat16 compute in float32; integers wrap around like CPU torch's. Registered through
 // Structured.h: ATen's meta functions check shapes and dtypes, out= and in-place are checked and
 // resized there, and an output that overlaps an operand is computed into a temporary.
 #include <ATen/ops/_addmm_activation_meta.h>
+#include <ATen/ops/addbmm_native.h>
 #include <ATen/ops/addmm_meta.h>
+#include <ATen/ops/addmv_meta.h>
 #include <ATen/ops/baddbmm_meta.h>
 #include <ATen/ops/bmm_meta.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/mm_meta.h>
 #include <ATen/ops/relu.h>
+#include <ATen/ops/sum.h>
 #include <torch/library.h>
 
 #include "ops/KernelTypes.h"
@@ -211,9 +216,115 @@ at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
   return Baddbmm::inplace(self, unaliased(a, self), unaliased(b, self), beta, alpha);
 }
 
+// y (M elements at stride y.stride(0)) = alpha * a (M x K, any strides) @ x (K) + beta * bias
+// (broadcast to M, or undefined) with the gemv kernel. a, x and bias have y's dtype, float64,
+// float32 or an integer type (the caller converts half types).
+void launch_gemv(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bias,
+                 const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& y) {
+  const int64_t M = a.size(0), K = a.size(1);
+  if (M == 0) return;
+  const int device = y.device().index();
+  const at::ScalarType t = y.scalar_type();
+  const bool has_bias = bias.defined() && beta.toDouble() != 0.0;
+  std::string opts = std::string("-DT=") + mm_tag(t, device);
+  if (has_bias) opts += " -DHAS_BIAS";
+  if ((a.stride(1) == 1 || K <= 1) && (x.stride(0) == 1 || K <= 1)) opts += " -DUNIT_K";
+  constexpr size_t kGemvLws = 16;  // the kernel's default GLWS
+  KernelLaunch launch(get_kernel(device, "mm.cl", "gemv", opts));
+  const size_t item = y.itemsize();
+  launch.arg(static_cast<cl_ulong>(K));
+  launch.buffer(buffer_of(a), item)
+      .arg(static_cast<cl_long>(a.stride(0)))
+      .arg(static_cast<cl_long>(a.stride(1)));
+  launch.buffer(buffer_of(x), item).arg(static_cast<cl_long>(x.stride(0)));
+  launch.buffer(buffer_of(y), item).arg(static_cast<cl_long>(y.dim() ? y.stride(0) : 0));
+  push_mm_scalar(launch, alpha, t);
+  push_mm_scalar(launch, has_bias ? beta : c10::Scalar(0), t);
+  if (has_bias) {
+    launch.buffer(buffer_of(bias), item).arg(static_cast<cl_long>(bias.stride(0)));
+  } else {
+    launch.buffer(buffer_of(y), item).arg(static_cast<cl_long>(0));
+  }
+  launch.enqueue1d(device, static_cast<size_t>(M) * kGemvLws, kGemvLws);
+}
+
+// launch_gemv for every dtype the CPU takes: half types compute in float32 into a temporary.
+void gemv_any(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bias,
+              const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& y) {
+  const at::ScalarType t = y.scalar_type();
+  if (t != at::kHalf && t != at::kBFloat16) {
+    launch_gemv(a, x, bias, beta, alpha, y);
+    return;
+  }
+  at::Tensor tmp = at::empty(y.sizes(), y.options().dtype(at::kFloat));
+  launch_gemv(a.to(at::kFloat), x.to(at::kFloat), bias.defined() ? bias.to(at::kFloat) : bias, beta,
+              alpha, tmp);
+  y.copy_(tmp);
+}
+
+// out (M) = beta * self + alpha * mat @ vec: ATen's meta function checked the shapes; the dtypes
+// are checked here, as the CPU's kernel does.
+void addmv_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tensor& mat,
+                  const at::Tensor& vec, const at::Scalar& beta, const at::Scalar& alpha) {
+  const at::ScalarType t = mat.scalar_type();
+  TORCH_CHECK(t == vec.scalar_type() && t == self.scalar_type(),
+              "addmv input tensors must have the same dtype, but got ", self.scalar_type(), ", ", t,
+              ", and ", vec.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+                              "\"addmv\" not implemented for '", c10::toString(t), "'");
+  gemv_any(mat, vec, self.expand({mat.size(0)}), beta, alpha, out[0]);
+}
+// The bias (argument 0) may be the output itself: each element is read by the work-group that
+// then writes it.
+using Addmv = Structured<at::meta::structured_addmv, addmv_kernel, 0>;
+
+// dot of two 1-D tensors of one dtype (the CPU's checks and messages), a 0-dim result.
+at::Tensor dot_impl(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
+              "dot : expected both vectors to have same dtype, but found ", self.scalar_type(),
+              " and ", other.scalar_type());
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
+              "D and ", other.dim(), "D tensors");
+  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
+              self.numel(), "] and src [", other.numel(),
+              "] to have the same number of elements, but got ", self.numel(), " and ",
+              other.numel(), " elements respectively");
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+                              "\"dot\" not implemented for '", c10::toString(t), "'");
+  at::Tensor out = at::empty({}, self.options());
+  gemv_any(self.unsqueeze(0), other, {}, 0, 1, out);
+  return out;
+}
+
+// vdot conjugates self: the same as dot for the real dtypes of this device.
+at::Tensor vdot_impl(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex() && !other.is_complex(),
+                              "vdot: complex tensors are not supported on this device");
+  return dot_impl(self, other);
+}
+
+// trace: the sum of the diagonal; integers (and bool, which the CPU rejects) as int64.
+at::Tensor trace_impl(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  const at::ScalarType t = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+                              "\"trace\" not implemented for '", c10::toString(t), "'");
+  return at::sum(self.diagonal(), at::isIntegralType(t, false) ? at::kLong : t);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("addmv", Addmv::functional);
+  m.impl("addmv.out", Addmv::out);
+  m.impl("addmv_", Addmv::inplace);
+  m.impl("dot", dot_impl);
+  m.impl("vdot", vdot_impl);
+  m.impl("trace", trace_impl);
+  m.impl("addbmm", at::native::addbmm);
+  m.impl("addbmm.out", at::native::addbmm_out);
+  m.impl("addbmm_", at::native::addbmm_);
   m.impl("mm", Mm::functional);
   m.impl("mm.out", Mm::out);
   m.impl("addmm", Addmm::functional);

@@ -1,11 +1,22 @@
 // Random sampling with the per-device Philox generator and kernels/random.cl: uniform_,
-// normal_, bernoulli_ (float and tensor p), random_ (all three forms). Non-contiguous outputs
+// normal_, bernoulli_ (float and tensor p), random_ (all three forms); exponential_, cauchy_,
+// log_normal_, geometric_ and multinomial through ATen's own functions (argument checks,
+// multinomial's sampling without replacement as exponential_ + div + topk) with our kernels for
+// their DispatchStubs. Non-contiguous outputs
 // are generated into a contiguous temporary and copied on the device.
 // Resolution: float32/half/bfloat16 values come from 24 random bits, float64 values from 53
 // (philox_fill_f64), random_ from 64-bit words, and bernoulli_ compares 53-bit numbers with
 // ceil(p * 2^53), so a double p keeps its resolution whatever the output dtype.
+#include <ATen/TensorIterator.h>
 #include <ATen/core/DistributionsHelper.h>
+#include <ATen/native/UnaryOps.h>
+#include <ATen/ops/cauchy_native.h>
+#include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/exponential_native.h>
+#include <ATen/ops/geometric_native.h>
+#include <ATen/ops/log_normal_native.h>
+#include <ATen/ops/multinomial_native.h>
 #include <ATen/ops/ones.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -57,7 +68,8 @@ at::Tensor& on_contiguous(at::Tensor& self, F fill) {
   return self;
 }
 
-// uniform_ / normal_ (dist "DIST_UNIFORM" / "DIST_NORMAL") with parameters p1, p2: float
+// uniform_ / normal_ / ... (dist "DIST_UNIFORM" / "DIST_NORMAL" / ..., kernels/random.cl)
+// with parameters p1, p2: float
 // outputs through philox_fill (4 values per counter, computed in float), double outputs
 // through philox_fill_f64 (2 values per counter, 53 random bits each, computed in double).
 void philox_fill(at::Tensor& out, const char* dist, double p1, double p2,
@@ -354,9 +366,92 @@ at::Tensor& random_default(at::Tensor& self, std::optional<at::Generator> gen) {
   return random_from(self, 0, std::nullopt, gen);
 }
 
+// The DispatchStub kernels of exponential_, cauchy_, log_normal_ and geometric_: ATen's
+// functions have checked the parameters and pass a TensorIterator over self; the dtype checks
+// are the CPU kernels' (same messages).
+void fill_iter(at::TensorIteratorBase& iter, const char* dist, double p1, double p2,
+               std::optional<at::Generator> gen) {
+  at::Tensor self = iter.tensor(0);
+  on_contiguous(self, [&](at::Tensor& t) { philox_fill(t, dist, p1, p2, gen); });
+}
+void exponential_kernel(at::TensorIteratorBase& iter, double lambda,
+                        std::optional<at::Generator> gen) {
+  TORCH_CHECK(at::isFloatingType(iter.dtype(0)),
+              "Exponential distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ",
+              iter.dtype(0));
+  fill_iter(iter, "DIST_EXPONENTIAL", lambda, 0.0, gen);
+}
+void cauchy_kernel(at::TensorIteratorBase& iter, double median, double sigma,
+                   std::optional<at::Generator> gen) {
+  TORCH_CHECK(at::isFloatingType(iter.dtype(0)),
+              "Cauchy distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ",
+              iter.dtype(0));
+  fill_iter(iter, "DIST_CAUCHY", median, sigma, gen);
+}
+void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std,
+                       std::optional<at::Generator> gen) {
+  const at::ScalarType t = iter.dtype(0);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"log_normal_\" not implemented for '",
+                              c10::toString(t), "'");
+  fill_iter(iter, "DIST_LOG_NORMAL", mean, std, gen);
+}
+// Integer outputs too (as on the CPU), not bool. The kernel gets log1p(-p), computed here in
+// double.
+void geometric_kernel(at::TensorIteratorBase& iter, double p, std::optional<at::Generator> gen) {
+  const at::ScalarType t = iter.dtype(0);
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      t != at::kBool && (at::isFloatingType(t) || at::isIntegralType(t, /*includeBool=*/false)),
+      "\"geometric_\" not implemented for '", c10::toString(t), "'");
+  fill_iter(iter, "DIST_GEOMETRIC", 0.0, std::log1p(-p), gen);
+}
+
+// multinomial with replacement (ATen's multinomial_out has checked the arguments and sized
+// result: n_sample columns, one row per distribution). The running sums of each row are computed
+// in float (double for double probabilities); the kernel checks each row and raises an invalid
+// row at the next host wait.
+void multinomial_with_replacement_kernel(at::Tensor& result, const at::Tensor& self,
+                                         int64_t n_sample, std::optional<at::Generator> gen) {
+  if (result.numel() == 0) return;
+  const int device = self.device().index();
+  const bool f64 = self.scalar_type() == at::kDouble;
+  const at::Tensor probs = self.dim() == 1 ? self.unsqueeze(0) : self;
+  const int64_t n_dist = probs.size(0), n_cat = probs.size(1);
+  const at::Tensor cdf = at::cumsum(probs, 1, f64 ? at::kDouble : at::kFloat).contiguous();
+  at::Tensor out = result.is_contiguous() ? result : at::empty(result.sizes(), result.options());
+  const uint64_t counters = static_cast<uint64_t>(n_dist) * static_cast<uint64_t>(n_sample);
+  const Draw d = draw(gen, device, counters);
+  std::string opts = std::string("-DCDF_T=") + (f64 ? "double" : "float");
+  KernelLaunch launch(get_kernel(device, "random.cl", "philox_multinomial", opts));
+  launch.buffer(buffer_of(out), 8)
+      .arg(static_cast<cl_ulong>(n_sample))
+      .arg(static_cast<cl_ulong>(n_cat));
+  launch.arg(d.key0).arg(d.key1).arg(static_cast<cl_ulong>(d.base));
+  launch.buffer(buffer_of(cdf), cdf.itemsize());
+  launch.arg(device_error_word(device))
+      .arg(device_error_code(
+          "multinomial: invalid multinomial distribution (encountering probability entry < 0)"))
+      .arg(device_error_code("multinomial: invalid multinomial distribution (encountering "
+                             "probability entry = infinity or NaN)"))
+      .arg(device_error_code(
+          "multinomial: invalid multinomial distribution (sum of probabilities <= 0)"));
+  const size_t global[2] = {(static_cast<size_t>(n_sample) + kLws - 1) / kLws * kLws,
+                            static_cast<size_t>(n_dist)};
+  const size_t local[2] = {kLws, 1};
+  launch.enqueue(device, 2, global, local);
+  if (!out.is_same(result)) result.copy_(out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("exponential_", at::native::exponential_);
+  m.impl("cauchy_", at::native::cauchy_);
+  m.impl("log_normal_", at::native::log_normal_);
+  m.impl("geometric_", at::native::geometric_);
+  m.impl("multinomial", at::native::multinomial);
+  m.impl("multinomial.out", at::native::multinomial_out);
   m.impl("uniform_", uniform_);
   m.impl("normal_", normal_);
   m.impl("bernoulli_.float", bernoulli_float);
@@ -369,3 +464,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 }  // namespace torch_ocl
+
+// The stubs' registrations live in at::native.
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(exponential_stub, &torch_ocl::exponential_kernel);
+REGISTER_PRIVATEUSE1_DISPATCH(cauchy_stub, &torch_ocl::cauchy_kernel);
+REGISTER_PRIVATEUSE1_DISPATCH(log_normal_stub, &torch_ocl::log_normal_kernel);
+REGISTER_PRIVATEUSE1_DISPATCH(geometric_stub, &torch_ocl::geometric_kernel);
+REGISTER_PRIVATEUSE1_DISPATCH(multinomial_with_replacement_stub,
+                              &torch_ocl::multinomial_with_replacement_kernel);
+}  // namespace at::native

@@ -10,7 +10,9 @@ namespace {
 const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
                           std::optional<at::MemoryFormat> memory_format) {
   auto* impl = self.unsafeGetTensorImpl();
-  impl->set_sizes_contiguous(size);
+  // As on the CPU, a tensor that already has the size keeps its strides (an out= view that is
+  // written in place, multinomial's for one).
+  if (self.sizes() != size) impl->set_sizes_contiguous(size);
   if (memory_format && *memory_format != at::MemoryFormat::Preserve) {
     impl->empty_tensor_restride(*memory_format);
   }

@@ -1,16 +1,24 @@
 // Shape ops on the device with the remap kernel of kernels/shape.cl (one launch each, any
 // strides, every dtype as bits): flip, roll (all dims at once), tril/triu (structured: ATen's
 // meta functions, out= and in-place through Structured.h). rot90, fliplr/flipud, fft shifts and
-// the like decompose onto these in ATen.
+// the like decompose onto these in ATen. unfold_backward (overlapping windows) runs ATen's own
+// function with a kernel for its DispatchStub that adds each window offset's slice in turn.
+// repeat_interleave's Tensor form (the index of every repeated element; the other forms are
+// ATen composites over it) is a search of the running sum of the repeats: native ops, with one
+// host wait for the total unless output_size gives it (as on the CPU).
 #include "ops/Shape.h"
 
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/native/UnfoldBackward.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/searchsorted.h>
 #include <ATen/ops/tril_meta.h>
 #include <ATen/ops/triu_meta.h>
+#include <ATen/ops/unfold_backward_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -41,7 +49,7 @@ bool is_identity(const Dim& d) {
   return d.role == 0 && d.mode == RemapMode::kShift && d.offset == 0 && d.isize == d.osize;
 }
 
-cl_long8 long8_of(const std::vector<Dim>& dims, int64_t Dim::*field) {
+cl_long8 long8_of(const std::vector<Dim>& dims, int64_t Dim::* field) {
   cl_long8 v{};
   for (size_t i = 0; i < dims.size(); ++i) v.s[i] = dims[i].*field;
   return v;
@@ -191,9 +199,49 @@ void tri_kernel(const Outputs<1>& out, const at::Tensor& self, int64_t k) {
 using Tril = Structured<at::meta::structured_tril, tri_kernel<Triangle::kLower>, 0>;
 using Triu = Structured<at::meta::structured_triu, tri_kernel<Triangle::kUpper>, 0>;
 
+// unfold_backward's stub: grad_input (zeros, the input's shape) += the windows of grad (the
+// input's shape with `dim` replaced by the window count, plus a last dimension of `size`). Each
+// offset j in a window is one strided add_: element j of window w goes to w * step + j.
+void unfold_backward_kernel(at::Tensor& grad_input, const at::Tensor& grad, int64_t dim,
+                            int64_t size, int64_t step) {
+  if (grad_input.dim() == 0) {
+    grad_input.add_(grad.sum());
+    return;
+  }
+  dim = at::maybe_wrap_dim(dim, grad_input.dim());
+  const int64_t windows = grad.size(dim);
+  if (windows == 0) return;
+  for (int64_t j = 0; j < size; ++j) {
+    grad_input.slice(dim, j, j + (windows - 1) * step + 1, step).add_(grad.select(-1, j));
+  }
+}
+
+// repeat_interleave(repeats): i repeated repeats[i] times, in repeats' dtype (int64 or int32).
+// Element j of the result is the first i whose running sum of repeats exceeds j.
+at::Tensor repeat_interleave_tensor(const at::Tensor& repeats, std::optional<int64_t> output_size) {
+  TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+      "\"repeat_interleave\" not implemented for '", c10::toString(repeats.scalar_type()), "'");
+  if (repeats.size(0) == 0) return at::empty({0}, repeats.options());
+  const at::Tensor cumsum = repeats.cumsum(0);
+  int64_t total;
+  if (output_size) {
+    total = *output_size;
+  } else {
+    total = cumsum[-1].item<int64_t>();
+    TORCH_CHECK(repeats.ge(0).all().item<bool>(), "repeats can not be negative");
+  }
+  const at::Tensor positions = at::arange(total, cumsum.options());
+  return at::searchsorted(cumsum, positions, /*out_int32=*/repeats.scalar_type() == at::kInt,
+                          /*right=*/true);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("repeat_interleave.Tensor", repeat_interleave_tensor);
+  m.impl("unfold_backward", at::native::unfold_backward);
   m.impl("flip", flip_impl);
   m.impl("roll", roll_impl);
   m.impl("tril", Tril::functional);
@@ -205,3 +253,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 }  // namespace torch_ocl
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(unfold_backward_stub, &torch_ocl::unfold_backward_kernel);
+}  // namespace at::native

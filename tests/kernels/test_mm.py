@@ -507,3 +507,102 @@ def test_mm_batched(ctx, queue, build, rng, a_trans, b_trans, bias_kind):
         got = c_flat[i * c_sb : i * c_sb + M * N].reshape(M, N)
         np.testing.assert_allclose(got, want[i], rtol=1e-5, atol=1e-5)
         assert np.all(c_flat[i * c_sb + M * N : (i + 1) * c_sb] == -7.0), "wrote between matrices"
+
+
+# --- gemv (mv / addmv / dot) -------------------------------------------------------------------
+
+GLWS = 16  # the default of kernels/mm.cl
+
+
+def run_gemv(ctx, queue, build, a, x, *, sa=None, sx=1, sy=1, alpha=1.0, beta=0.0, bias=None,
+             sbias=1, offs=(0, 0, 0, 0), unit_k=None):  # fmt: skip
+    """gemv on a (M x K, element (m, k) at a_off + m*sa[0] + k*sa[1]) and x; returns y (M).
+    unit_k: build with -DUNIT_K (default: when the strides along k are 1, as the host does)."""
+    dtype = a.dtype.type
+    M, K = a.shape
+    sa = sa or (K, 1)
+    a_off, x_off, y_off, b_off = offs
+    fill = _fill(dtype)
+    a_flat = np.full(a_off + max((M - 1) * sa[0] + (K - 1) * sa[1] + 1, 1), fill, dtype=dtype)
+    for m in range(M):
+        for k in range(K):
+            a_flat[a_off + m * sa[0] + k * sa[1]] = a[m, k]
+    x_flat = np.full(x_off + max((K - 1) * sx + 1, 1), fill, dtype=dtype)
+    x_flat[x_off : x_off + K * sx : sx] = x
+    y_flat = np.full(y_off + (M - 1) * sy + 1 + 2, fill, dtype=dtype)
+    opts = ["-DT=" + CL_TYPE[dtype]]
+    if unit_k if unit_k is not None else (sa[1] == 1 and sx == 1):
+        opts.append("-DUNIT_K")
+    if bias is not None:
+        opts.append("-DHAS_BIAS")
+        b_flat = np.full(b_off + (M - 1) * sbias + 1, fill, dtype=dtype)
+        b_flat[b_off : b_off + max(M * sbias, 1) : max(sbias, 1)] = bias if sbias else bias[0]
+    prg = build("mm", opts)
+    mf = cl.mem_flags
+
+    def buf(h):
+        return cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=h)
+
+    a_buf, x_buf, y_buf = buf(a_flat), buf(x_flat), buf(y_flat)
+    bias_buf = buf(b_flat) if bias is not None else y_buf
+    cl.Kernel(prg, "gemv")(
+        queue, (M * GLWS,), (GLWS,), np.uint64(K), a_buf, np.uint64(a_off), np.int64(sa[0]),
+        np.int64(sa[1]), x_buf, np.uint64(x_off), np.int64(sx), y_buf, np.uint64(y_off),
+        np.int64(sy), dtype(alpha), dtype(beta), bias_buf, np.uint64(b_off), np.int64(sbias),
+    )  # fmt: skip
+    cl.enqueue_copy(queue, y_flat, y_buf)
+    queue.finish()
+    y = y_flat[y_off : y_off + (M - 1) * sy + 1 : sy].copy()
+    # Nothing but the M results is written.
+    mask = np.ones(y_flat.size, dtype=bool)
+    mask[y_off : y_off + (M - 1) * sy + 1 : sy] = False
+    assert _is_fill(y_flat[mask]).all()
+    return y
+
+
+@pytest.mark.parametrize(
+    ("M", "K"), [(1, 1), (1, 1000), (5, 63), (7, 64), (3, 65), (40, 3), (2, 0), (3, 135)]
+)
+@pytest.mark.parametrize("unit_k", [True, False])
+def test_gemv_shapes(ctx, queue, build, rng, M, K, unit_k):
+    a = rand(rng, (M, K), np.float32)
+    x = rand(rng, (K,), np.float32)
+    y = run_gemv(ctx, queue, build, a, x, unit_k=unit_k)
+    check(y, (a.astype(np.float64) @ x.astype(np.float64)), np.float32, K)
+
+
+def test_gemv_strides_offsets_bias(ctx, queue, build, rng):
+    M, K = 6, 37
+    a = rand(rng, (M, K), np.float32)
+    x = rand(rng, (K,), np.float32)
+    c = rand(rng, (M,), np.float32)
+    ref = 2.0 * (a.astype(np.float64) @ x) + 0.5 * c
+    # Transposed A (unit row stride), strided x and y, offsets, strided bias.
+    y = run_gemv(ctx, queue, build, a, x, sa=(1, M + 2), sx=3, sy=2, alpha=2.0, beta=0.5, bias=c,
+                 sbias=2, offs=(3, 1, 4, 2))  # fmt: skip
+    check(y, ref, np.float32, K)
+    # A broadcast bias (stride 0).
+    y = run_gemv(ctx, queue, build, a, x, beta=1.0, bias=c[:1].repeat(M), sbias=0)
+    check(y, a.astype(np.float64) @ x + c[0], np.float32, K)
+
+
+def test_gemv_beta_zero_ignores_nan_bias(ctx, queue, build, rng):
+    a = rand(rng, (4, 9), np.float32)
+    x = rand(rng, (9,), np.float32)
+    # The host leaves HAS_BIAS out when beta == 0; with it, beta == 0 still reads nothing.
+    y = run_gemv(ctx, queue, build, a, x, beta=0.0, bias=np.full(4, np.nan, np.float32))
+    assert np.isfinite(y).all()
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.uint32, np.uint8])
+def test_gemv_integers_wrap(ctx, queue, build, rng, dtype):
+    info = np.iinfo(dtype)
+    a = rng.integers(0, info.max, (5, 70), dtype=dtype, endpoint=True)
+    x = rng.integers(0, info.max, (70,), dtype=dtype, endpoint=True)
+    c = rng.integers(0, info.max, (5,), dtype=dtype, endpoint=True)
+    y = run_gemv(ctx, queue, build, a, x, alpha=3, beta=2, bias=c)
+    bits = 8 * np.dtype(dtype).itemsize
+    mod = 1 << bits
+    ref = [(3 * sum(int(a[m, k]) * int(x[k]) for k in range(70)) + 2 * int(c[m])) % mod
+           for m in range(5)]  # fmt: skip
+    np.testing.assert_array_equal(y.astype(object), np.array(ref, dtype=object))

@@ -659,3 +659,148 @@ def test_custom_local_size(ctx, queue, build):
     np.testing.assert_array_equal(
         out, expected_uniform(words_flat(n, key, base)[:n], 0.0, 1.0, "float")
     )
+
+
+# ----------------------------------------------------------------------------- exponential,
+# cauchy, log-normal, geometric (philox_fill) and philox_multinomial
+
+
+def u01_open(x):
+    """The odd multiples of 2^-24 in (0, 1) that exponential / cauchy / geometric use."""
+    return ((x >> np.uint32(8)) | np.uint32(1)).astype(np.float32) * np.float32(2.0**-24)
+
+
+@pytest.mark.parametrize("n", [1, 5, 257])
+def test_exponential_cauchy_geometric_match_reference(ctx, queue, build, n):
+    x = words_flat(n, (5, 6), 3)[:n]
+    u = u01_open(x).astype(np.float64)
+    assert (u > 0).all() and (u < 1).all()
+    got = fill(ctx, queue, build, "exponential", "float", n, key=(5, 6), base=3, p1=2.0)
+    np.testing.assert_allclose(got, -np.log(u) / 2.0, rtol=1e-5, atol=0)
+    assert (got > 0).all()
+    got = fill(ctx, queue, build, "cauchy", "float", n, key=(5, 6), base=3, p1=1.0, p2=0.5)
+    ref = 1.0 + 0.5 * np.tan(np.pi * (u - 0.5))
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+    lg = np.log1p(-0.3)
+    got = fill(ctx, queue, build, "geometric", "float", n, key=(5, 6), base=3, p1=0.0, p2=lg)
+    ref = np.ceil(np.log(u) / lg)
+    # log in float may move a value across an integer only at the boundaries: rare.
+    assert (got == ref).mean() > 0.99 and (got >= 1).all()
+    got_long = fill(ctx, queue, build, "geometric", "long", n, key=(5, 6), base=3, p1=0.0, p2=lg)
+    np.testing.assert_array_equal(got_long, got.astype(np.int64))
+
+
+def test_log_normal_is_exp_of_normal(ctx, queue, build):
+    n = 301
+    z = fill(ctx, queue, build, "normal", "float", n, key=(8, 9), base=11, p1=0.2, p2=0.5)
+    got = fill(ctx, queue, build, "log_normal", "float", n, key=(8, 9), base=11, p1=0.2, p2=0.5)
+    np.testing.assert_allclose(got, np.exp(z.astype(np.float64)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dist", ["exponential", "cauchy", "log_normal", "geometric"])
+def test_new_fill_dists_f64(ctx, queue, build, has_fp64, dist):
+    if not has_fp64:
+        pytest.skip("no fp64 on this device")
+    n = 99
+    p1, p2 = (1.5, np.log1p(-0.25)) if dist == "geometric" else (0.5, 2.0)
+    if dist == "exponential":
+        p2 = 0.0
+    got = fill(ctx, queue, build, dist, "double", n, key=(3, 4), base=7, p1=p1, p2=p2)
+    w = philox_words(_ceil(n, 2), 3, 4, 7).astype(np.uint64)
+    k = np.stack(
+        [
+            (w[:, 0] | (w[:, 1] << np.uint64(32))) >> np.uint64(11),
+            (w[:, 2] | (w[:, 3] << np.uint64(32))) >> np.uint64(11),
+        ],
+        axis=1,
+    ).ravel()
+    u = (k[:n] | np.uint64(1)).astype(np.float64) * 2.0**-53
+    if dist == "exponential":
+        ref = -np.log(u) / p1
+    elif dist == "cauchy":
+        ref = p1 + p2 * np.tan(np.pi * (u - 0.5))
+    elif dist == "geometric":
+        ref = np.ceil(np.log(u) / p2)
+    else:
+        u1 = (k[0::2] + 1).astype(np.float64) * 2.0**-53
+        u2 = k[1::2].astype(np.float64) * 2.0**-53
+        r = np.sqrt(-2 * np.log(u1))
+        z = np.stack([r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)], axis=1).ravel()
+        ref = np.exp(p1 + p2 * z[:n])
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def run_multinomial(ctx, queue, build, cdf, n_sample, key=(1, 2), base=0, cdf_t="float"):
+    """philox_multinomial on cdf (n_dist x n_cat); returns (samples, error word)."""
+    n_dist, n_cat = cdf.shape
+    prg = build("random", [f"-DCDF_T={cdf_t}"])
+    mf = cl.mem_flags
+    host_cdf = np.ascontiguousarray(cdf, dtype=np.float64 if cdf_t == "double" else np.float32)
+    cdf_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host_cdf)
+    out = np.full(n_dist * n_sample + 3, -5, dtype=np.int64)
+    out_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
+    err = np.zeros(1, dtype=np.int32)
+    err_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=err)
+    cl.Kernel(prg, "philox_multinomial")(
+        queue, (_roundup(n_sample, LWS), n_dist), (LWS, 1), out_buf, np.uint64(0),
+        np.uint64(n_sample), np.uint64(n_cat), np.uint32(key[0]), np.uint32(key[1]),
+        np.uint64(base), cdf_buf, np.uint64(0), err_buf, np.int32(1), np.int32(2), np.int32(3),
+    )  # fmt: skip
+    cl.enqueue_copy(queue, out, out_buf)
+    cl.enqueue_copy(queue, err, err_buf)
+    queue.finish()
+    assert (out[n_dist * n_sample :] == -5).all()
+    return out[: n_dist * n_sample].reshape(n_dist, n_sample), int(err[0])
+
+
+def test_multinomial_matches_reference(ctx, queue, build, rng):
+    probs = rng.random((3, 11)).astype(np.float32)
+    probs[1, [0, 4, 10]] = 0
+    cdf = np.cumsum(probs, axis=1, dtype=np.float32)
+    n_sample = 70
+    got, err = run_multinomial(ctx, queue, build, cdf, n_sample, key=(7, 8), base=5)
+    assert err == 0
+    for r in range(3):
+        ctr = 5 + r * n_sample + np.arange(n_sample)
+        x0 = philox4x32_10(ctr, 0, 0, 0, 7, 8)[0]
+        target = u01(x0) * cdf[r, -1]
+        ref = np.searchsorted(cdf[r], target, side="right")
+        np.testing.assert_array_equal(got[r], ref)
+    assert not np.isin(got[1], [0, 4, 10]).any()
+
+
+@pytest.mark.parametrize(
+    ("row", "code"),
+    [([1, -1, 2], 1), ([1, np.inf, 2], 2), ([1, np.nan, 2], 2), ([0, 0, 0], 3), ([0, 0, 1], 0)],
+)
+def test_multinomial_invalid_rows_set_error(ctx, queue, build, row, code):
+    probs = np.array([[1, 1, 1], row], dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        cdf = np.cumsum(probs, axis=1, dtype=np.float32)
+    got, err = run_multinomial(ctx, queue, build, cdf, 9)
+    assert err == code
+    assert ((got >= 0) & (got < 3)).all()
+    if code == 0:
+        assert (got[1] == 2).all()
+
+
+def test_multinomial_zero_probability_tail_never_drawn(ctx, queue, build):
+    # Only the first category has a non-zero probability: the others share its running sum.
+    cdf = np.array([[1.0, 1.0, 1.0], [0.0, 0.5, 0.5]], dtype=np.float32)
+    got, err = run_multinomial(ctx, queue, build, cdf, 200)
+    assert err == 0 and (got[0] == 0).all() and (got[1] == 1).all()
+
+
+def test_multinomial_f64(ctx, queue, build, has_fp64, rng):
+    if not has_fp64:
+        pytest.skip("no fp64 on this device")
+    probs = rng.random((2, 6))
+    cdf = np.cumsum(probs, axis=1)
+    got, err = run_multinomial(ctx, queue, build, cdf, 40, key=(1, 1), base=2, cdf_t="double")
+    assert err == 0
+    for r in range(2):
+        ctr = 2 + r * 40 + np.arange(40)
+        w = philox4x32_10(ctr, 0, 0, 0, 1, 1)
+        k = (w[0].astype(np.uint64) | (w[1].astype(np.uint64) << np.uint64(32))) >> np.uint64(11)
+        target = k.astype(np.float64) * 2.0**-53 * cdf[r, -1]
+        np.testing.assert_array_equal(got[r], np.searchsorted(cdf[r], target, side="right"))
