@@ -209,6 +209,11 @@ def _x(seed=0, shape=(4, 5)):
     return make_cpu(shape, torch.float32, low=-2, high=2, seed=seed)
 
 
+def _spd(seed=0):
+    """A well-conditioned 4x4 matrix."""
+    return torch.eye(4) + 0.1 * _x(seed, (4, 4))
+
+
 def _i(seed=0, shape=(4, 5)):
     return make_cpu(shape, torch.int64, low=-20, high=20, seed=seed)
 
@@ -244,6 +249,10 @@ def _table():
         "tanh_backward.grad_input": [((_x(2), y), aten.tanh_backward.default)],
         "threshold_backward.grad_input": [((_x(2), _x(3), 0.5), aten.threshold_backward.default)],
         "threshold.out": [((_x(2), 0.5, -3.0), aten.threshold.default)],
+        # linalg's internal overloads (well-conditioned matrices: eye + small noise)
+        "_linalg_det.result": [((_spd(),), aten._linalg_det.default)],
+        "_linalg_slogdet.sign": [((_spd(),), aten._linalg_slogdet.default)],
+        "_linalg_solve_ex.result": [((_spd(), _x(5, (4, 2))), aten._linalg_solve_ex.default)],
         "_addmm_activation.out": [
             ((_x(1)[:, 0], _x(2), _x(3).t()), aten._addmm_activation.default, {"use_gelu": gelu})
             for gelu in (False, True)
@@ -740,6 +749,9 @@ def test_inplace(key):
 # row in _table (their OpInfo samples reach them only through functional ops): a to-do list, each
 # one to get a row; the test fails for any other overload without a sample.
 NO_SAMPLE_YET = {
+    # eigen- and singular vectors are defined up to sign: compared in tests/ops/test_linalg.py
+    "_linalg_eigh.eigenvalues",
+    "_linalg_svd.U",
     "_upsample_nearest_exact1d.out",
     "_upsample_nearest_exact1d_backward.grad_input",
     "_upsample_nearest_exact2d.out",
