@@ -300,12 +300,28 @@ __kernel void grid_sampler_backward_grid(GEOM, TENSOR(const DATA, go), TENSOR(co
   for (long c = 0; c < C; ++c) {
     const ulong ib = in_off + n * in0 + c * in1;
     const ACC gout = LOAD(T_, go, go_off + n * go0 + c * go1 + od * go2 + oh * go3 + ow * go4);
+    // The CPU's order, which decides what an infinite gradient gives: in 2-d a channel's sum
+    // times its gradient (an infinity), in 3-d each term times it (inf - inf: NaN).
+#if DIMS == 2
+    ACC cx = 0, cy = 0, cz = 0;
+#endif
     for (int t = 0; t < nt; ++t) {
       const ACC v = off[t] >= 0 ? (ACC)LOAD(T_, in, ib + off[t]) : (ACC)0;
+#if DIMS == 2
+      cx += v * dw[t * 3 + 0];
+      cy += v * dw[t * 3 + 1];
+      cz += v * dw[t * 3 + 2];
+#else
       gx += v * dw[t * 3 + 0] * gout;
       gy += v * dw[t * 3 + 1] * gout;
       gz += v * dw[t * 3 + 2] * gout;
+#endif
     }
+#if DIMS == 2
+    gx += cx * gout;
+    gy += cy * gout;
+    gz += cz * gout;
+#endif
   }
   gx *= g[0];
   gy *= g[1];
