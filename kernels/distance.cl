@@ -3,7 +3,7 @@
 // and pdist_backward_stub (ATen's Distance.cpp does the checks, batching and allocation).
 //
 // Distance of rows a, b: p = 0: count of a_k != b_k; p = 1: sum |d|; p = 2: sqrt(sum d^2);
-// p = inf: max |d| (NaN propagates); else (sum |d|^p)^(1/p). MODE selects p's case at build time
+// p = inf: max |d|; else (sum |d|^p)^(1/p). MODE selects p's case at build time
 // (-DMODE_P0, _P1, _P2, _PINF, _PLT2 (0 < p < 2, p != 1), _PGEN (p > 2)); p itself is an argument.
 // Gradients (of one coordinate difference d, with dist the pair's distance and g its gradient):
 // p = 0: 0; p = 1: g sign(d); p < 2: 0 if dist == 0 or (d == 0 and p < 1), else
@@ -21,7 +21,7 @@
 inline ACC dist_term(ACC d, ACC p) {
   const ACC a = fabs(d);
 #if defined(MODE_P0)
-  return d != (ACC)0 ? (ACC)1 : (ACC)0;
+  return isnan(d) ? d : (d != (ACC)0 ? (ACC)1 : (ACC)0);  // NaN propagates as on the CPU
 #elif defined(MODE_P1)
   return a;
 #elif defined(MODE_P2)
@@ -33,9 +33,10 @@ inline ACC dist_term(ACC d, ACC p) {
 #endif
 }
 
-inline ACC dist_accumulate(ACC agg, ACC term) {
+// p = inf: the CPU's pdist propagates NaN (a vectorized maximum), its cdist skips it (std::max).
+inline ACC dist_accumulate(ACC agg, ACC term, bool nan_max) {
 #if defined(MODE_PINF)
-  return (term > agg || isnan(term)) ? term : agg;
+  return (term > agg || (nan_max && isnan(term))) ? term : agg;
 #else
   return agg + term;
 #endif
@@ -78,7 +79,9 @@ __kernel void cdist_forward(ulong total, long R1, long R2, long M, ACC p,
   const long j = g % R2, i = (g / R2) % R1, b = g / R2 / R1;
   const ulong a = x1_off + (b * R1 + i) * M, c = x2_off + (b * R2 + j) * M;
   ACC agg = 0;
-  for (long k = 0; k < M; ++k) agg = dist_accumulate(agg, dist_term(x1[a + k] - x2[c + k], p));
+  for (long k = 0; k < M; ++k) {
+    agg = dist_accumulate(agg, dist_term(x1[a + k] - x2[c + k], p), false);
+  }
   out[out_off + g] = dist_finish(agg, p);
 }
 
@@ -119,7 +122,7 @@ __kernel void pdist_forward(ulong total, long N, long M, ACC p, __global const D
   const long j = q - pair_start(i, N) + i + 1;
   const ulong a = x_off + i * M, c = x_off + j * M;
   ACC agg = 0;
-  for (long k = 0; k < M; ++k) agg = dist_accumulate(agg, dist_term(x[a + k] - x[c + k], p));
+  for (long k = 0; k < M; ++k) agg = dist_accumulate(agg, dist_term(x[a + k] - x[c + k], p), true);
   out[out_off + g] = dist_finish(agg, p);
 }
 
