@@ -5,11 +5,11 @@
 // as on the CPU, deterministically and without atomics on data. An index outside the output
 // plane is recorded in the device error word (raised at the next host wait) and skipped.
 //
-// Build options: -DT_=<tag>
+// Build options: -DDATA=<ushort|uint|ulong>: the elements' bits (the kernel only moves values; a
+//   zero of those bits is +0.0)
 // Arguments: ulong planes, long C, ID, IH, IW, OD, OH, OW, then input, indices and output (each
 //   buffer, offset, 5 strides), the error word and this op's error code.
 
-#define DATA STORE_TYPE(T_)
 #define TENSOR(type, p) \
   __global type *p, ulong p##_off, long p##N, long p##C, long p##D, long p##H, long p##W
 

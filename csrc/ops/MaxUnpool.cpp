@@ -12,7 +12,6 @@
 #include <array>
 #include <string>
 
-#include "ops/KernelTypes.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -64,7 +63,10 @@ at::Tensor unpool(const at::Tensor& self, const at::Tensor& indices, at::IntArra
   if (planes > 0) {
     c10::DeviceGuard guard(self.device());
     const int device = self.device().index();
-    const std::string options = std::string("-DT_=") + type_tag(self.scalar_type(), device);
+    // Values are only moved: one build per element size.
+    const size_t bytes = self.itemsize();
+    const std::string options =
+        std::string("-DDATA=") + (bytes == 2 ? "ushort" : bytes == 4 ? "uint" : "ulong");
     KernelLaunch l(get_kernel(device, "unpool.cl", "max_unpool_forward", options));
     l.arg(static_cast<cl_ulong>(planes)).arg(static_cast<cl_long>(in.size(1)));
     const int64_t ID = dims == 3 ? in.size(2) : 1, OD = dims == 3 ? output_size[0] : 1;
