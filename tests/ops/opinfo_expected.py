@@ -312,7 +312,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 1606 entries.
+# 1576 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -2091,99 +2091,6 @@ NOT_NATIVE = {
         0,
         "not native yet: aten::max_pool3d_with_indices",
     ),
-    ("nn.functional.max_unpool1d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool1d", "float16", "forward"): (0, "not native yet: aten::max_unpool2d"),
-    ("nn.functional.max_unpool1d", "float32", "backward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool1d", "float32", "forward"): (0, "not native yet: aten::max_unpool2d"),
-    ("nn.functional.max_unpool1d", "float64", "forward"): (0, "not native yet: aten::max_unpool2d"),
-    ("nn.functional.max_unpool1d.grad", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool1d.grad", "float16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool1d.grad", "float32", "backward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool1d.grad", "float32", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool1d.grad", "float64", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool2d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool2d", "float16", "forward"): (0, "not native yet: aten::max_unpool2d"),
-    ("nn.functional.max_unpool2d", "float32", "backward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool2d", "float32", "forward"): (0, "not native yet: aten::max_unpool2d"),
-    ("nn.functional.max_unpool2d", "float64", "forward"): (0, "not native yet: aten::max_unpool2d"),
-    ("nn.functional.max_unpool2d.grad", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool2d.grad", "float16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool2d.grad", "float32", "backward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool2d.grad", "float32", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool2d.grad", "float64", "forward"): (
-        0,
-        "not native yet: aten::max_unpool2d",
-    ),
-    ("nn.functional.max_unpool3d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool3d",
-    ),
-    ("nn.functional.max_unpool3d", "float16", "forward"): (0, "not native yet: aten::max_unpool3d"),
-    ("nn.functional.max_unpool3d", "float32", "backward"): (
-        0,
-        "not native yet: aten::max_unpool3d",
-    ),
-    ("nn.functional.max_unpool3d", "float32", "forward"): (0, "not native yet: aten::max_unpool3d"),
-    ("nn.functional.max_unpool3d", "float64", "forward"): (0, "not native yet: aten::max_unpool3d"),
-    ("nn.functional.max_unpool3d.grad", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool3d",
-    ),
-    ("nn.functional.max_unpool3d.grad", "float16", "forward"): (
-        0,
-        "not native yet: aten::max_unpool3d",
-    ),
-    ("nn.functional.max_unpool3d.grad", "float32", "backward"): (
-        0,
-        "not native yet: aten::max_unpool3d",
-    ),
-    ("nn.functional.max_unpool3d.grad", "float32", "forward"): (
-        0,
-        "not native yet: aten::max_unpool3d",
-    ),
-    ("nn.functional.max_unpool3d.grad", "float64", "forward"): (
-        0,
-        "not native yet: aten::max_unpool3d",
-    ),
     ("nn.functional.mish", "bfloat16", "forward"): (0, "not native yet: aten::mish.out"),
     ("nn.functional.mish", "float16", "forward"): (0, "not native yet: aten::mish.out"),
     ("nn.functional.mish", "float32", "backward"): (0, "not native yet: aten::mish.out"),
@@ -3708,12 +3615,6 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.max_pool1d",
         "nn.functional.max_pool2d",
         "nn.functional.max_pool3d",
-        "nn.functional.max_unpool1d",
-        "nn.functional.max_unpool1d.grad",
-        "nn.functional.max_unpool2d",
-        "nn.functional.max_unpool2d.grad",
-        "nn.functional.max_unpool3d",
-        "nn.functional.max_unpool3d.grad",
         "nn.functional.mish",
         "nn.functional.mse_loss",
         "nn.functional.multi_margin_loss",
