@@ -3,6 +3,7 @@
 // structured in ATen: registered through Structured.h with ATen's meta classes (shape and
 // sample checks, results, out=). fractional_max_pool3d_backward is not: the CPU's checks here.
 // The backward adds gradients plane by plane in output order (deterministic, no atomics).
+#include <ATen/native/FractionalMaxPooling.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/fractional_max_pool2d_backward_meta.h>
 #include <ATen/ops/fractional_max_pool2d_meta.h>
@@ -47,6 +48,12 @@ void check_dtype(at::ScalarType t, const char* op) {
 void forward(const at::Tensor& out, const at::Tensor& indices, const at::Tensor& self,
              at::IntArrayRef kernel_size, at::IntArrayRef output_size,
              const at::Tensor& samples, int dims) {
+  // The checks of the samples that the CPU's impl makes (the meta makes the others).
+  if (dims == 2) {
+    at::native::fractional_max_pool_check_shape<2>(self, samples);
+  } else {
+    at::native::fractional_max_pool_check_shape<3>(self, samples);
+  }
   check_dtype(self.scalar_type(), dims == 2 ? "fractional_max_pool2d_out_frame"
                                             : "fractional_max_pool3d_out_frame");
   if (out.numel() == 0) return;
