@@ -312,7 +312,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 1576 entries.
+# 1566 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -1714,46 +1714,6 @@ NOT_NATIVE = {
     ("nn.functional.embedding_bag", "float64", "forward"): (
         0,
         "not native yet: aten::_embedding_bag_forward_only",
-    ),
-    ("nn.functional.fractional_max_pool2d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool2d.output",
-    ),
-    ("nn.functional.fractional_max_pool2d", "float16", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool2d.output",
-    ),
-    ("nn.functional.fractional_max_pool2d", "float32", "backward"): (
-        0,
-        "not native yet: aten::fractional_max_pool2d.output",
-    ),
-    ("nn.functional.fractional_max_pool2d", "float32", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool2d.output",
-    ),
-    ("nn.functional.fractional_max_pool2d", "float64", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool2d.output",
-    ),
-    ("nn.functional.fractional_max_pool3d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool3d.output",
-    ),
-    ("nn.functional.fractional_max_pool3d", "float16", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool3d.output",
-    ),
-    ("nn.functional.fractional_max_pool3d", "float32", "backward"): (
-        0,
-        "not native yet: aten::fractional_max_pool3d.output",
-    ),
-    ("nn.functional.fractional_max_pool3d", "float32", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool3d.output",
-    ),
-    ("nn.functional.fractional_max_pool3d", "float64", "forward"): (
-        0,
-        "not native yet: aten::fractional_max_pool3d.output",
     ),
     ("nn.functional.gaussian_nll_loss", "bfloat16", "forward"): (
         0,
@@ -3386,6 +3346,8 @@ METADATA_ONLY = {
     "nn.functional.dropout2d": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
     "nn.functional.dropout3d": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
     "nn.functional.feature_alpha_dropout.with_train": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
+    "nn.functional.fractional_max_pool2d": "random output: F.fractional_max_pool* draws the window offsets with torch.rand on the device (not the CPU's generator): only dtype, shape and device compared (tests/ops/test_fractional_pool.py compares values and gradients on given samples)",
+    "nn.functional.fractional_max_pool3d": "random output: F.fractional_max_pool* draws the window offsets with torch.rand on the device (not the CPU's generator): only dtype, shape and device compared (tests/ops/test_fractional_pool.py compares values and gradients on given samples)",
     "normal": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
     "normal.in_place": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
     "normal.number_mean": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
@@ -3596,8 +3558,6 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.ctc_loss",
         "nn.functional.elu",
         "nn.functional.embedding_bag",
-        "nn.functional.fractional_max_pool2d",
-        "nn.functional.fractional_max_pool3d",
         "nn.functional.gaussian_nll_loss",
         "nn.functional.gelu",
         "nn.functional.glu",
