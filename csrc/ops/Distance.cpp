@@ -60,8 +60,8 @@ void cdist_kernel(at::Tensor& result, const at::Tensor& x1, const at::Tensor& x2
   check_dtype(x1, "cdist");
   if (result.numel() == 0) return;
   c10::DeviceGuard guard(result.device());
-  KernelLaunch l = start("cdist_forward", x1, p, result.numel(),
-                         {x1.size(-2), x2.size(-2), x1.size(-1)});
+  KernelLaunch l =
+      start("cdist_forward", x1, p, result.numel(), {x1.size(-2), x2.size(-2), x1.size(-1)});
   add(l, x1);
   add(l, x2);
   add(l, result);
@@ -97,14 +97,12 @@ void pdist_backward_kernel(at::Tensor& result, const at::Tensor& grad, const at:
                            double p, const at::Tensor& dist) {
   check_dtype(self, "pdist_backward");
   if (result.numel() == 0) return;
-  TORCH_CHECK(grad.dim() == 1 && grad.numel() == dist.numel(),
-              "_pdist_backward: expected grad of ", dist.numel(), " elements, but got ",
-              grad.sizes());
+  TORCH_CHECK(grad.dim() == 1 && grad.numel() == dist.numel(), "_pdist_backward: expected grad of ",
+              dist.numel(), " elements, but got ", grad.sizes());
   TORCH_CHECK(grad.scalar_type() == self.scalar_type() && dist.scalar_type() == self.scalar_type(),
               "_pdist_backward: expected grad and pdist of dtype ", self.scalar_type());
   c10::DeviceGuard guard(result.device());
-  KernelLaunch l =
-      start("pdist_backward", self, p, result.numel(), {self.size(0), self.size(1)});
+  KernelLaunch l = start("pdist_backward", self, p, result.numel(), {self.size(0), self.size(1)});
   add(l, grad);
   l.arg(static_cast<cl_long>(grad.numel() > 0 ? grad.stride(0) : 1));
   add(l, self);

@@ -69,8 +69,8 @@ at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntAr
   if (out.numel() > 0) {
     c10::DeviceGuard guard(self.device());
     const int device = self.device().index();
-    KernelLaunch l = start("im2col", self.scalar_type(), device, out.numel(), C, H, W,
-                           kernel_size, dilation, padding, stride, OH, OW);
+    KernelLaunch l = start("im2col", self.scalar_type(), device, out.numel(), C, H, W, kernel_size,
+                           dilation, padding, stride, OH, OW);
     l.buffer(buffer_of(input), input.itemsize());
     for (int i = 0; i < 4; ++i) l.arg(static_cast<cl_long>(input.stride(i)));
     l.buffer(buffer_of(out), out.itemsize());
@@ -79,15 +79,14 @@ at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntAr
   return batched ? out : out.squeeze(0);
 }
 
-at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size,
-                  at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding,
-                  at::IntArrayRef stride) {
+at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel_size,
+                  at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
   TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ",
               output_size.size());
   check_pairs(kernel_size, dilation, padding, stride);
-  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1],
-                                 kernel_size[0], kernel_size[1], dilation[0], dilation[1],
-                                 padding[0], padding[1], stride[0], stride[1]);
+  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel_size[0],
+                                 kernel_size[1], dilation[0], dilation[1], padding[0], padding[1],
+                                 stride[0], stride[1]);
   check_dtype(self.scalar_type(), "col2im_out_cpu");
   const bool batched = self.dim() == 3;
   const at::Tensor cols = batched ? self : self.unsqueeze(0);
@@ -101,8 +100,8 @@ at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size,
   if (out.numel() > 0) {
     c10::DeviceGuard guard(self.device());
     const int device = self.device().index();
-    KernelLaunch l = start("col2im", self.scalar_type(), device, out.numel(), C, H, W,
-                           kernel_size, dilation, padding, stride, OH, OW);
+    KernelLaunch l = start("col2im", self.scalar_type(), device, out.numel(), C, H, W, kernel_size,
+                           dilation, padding, stride, OH, OW);
     l.buffer(buffer_of(cols), cols.itemsize());
     for (int i = 0; i < 3; ++i) l.arg(static_cast<cl_long>(cols.stride(i)));
     l.buffer(buffer_of(out), out.itemsize());

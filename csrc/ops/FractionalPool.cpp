@@ -41,21 +41,20 @@ std::string options_for(at::ScalarType t, int device) {
 }
 
 void check_dtype(at::ScalarType t, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"", op, "\" not implemented for '", t,
-                              "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"", op, "\" not implemented for '", t, "'");
 }
 
 void forward(const at::Tensor& out, const at::Tensor& indices, const at::Tensor& self,
-             at::IntArrayRef kernel_size, at::IntArrayRef output_size,
-             const at::Tensor& samples, int dims) {
+             at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor& samples,
+             int dims) {
   // The checks of the samples that the CPU's impl makes (the meta makes the others).
   if (dims == 2) {
     at::native::fractional_max_pool_check_shape<2>(self, samples);
   } else {
     at::native::fractional_max_pool_check_shape<3>(self, samples);
   }
-  check_dtype(self.scalar_type(), dims == 2 ? "fractional_max_pool2d_out_frame"
-                                            : "fractional_max_pool3d_out_frame");
+  check_dtype(self.scalar_type(),
+              dims == 2 ? "fractional_max_pool2d_out_frame" : "fractional_max_pool3d_out_frame");
   if (out.numel() == 0) return;
   c10::DeviceGuard guard(self.device());
   const int device = self.device().index();
@@ -122,7 +121,8 @@ void fmp2d_backward(const Outputs<1>& gi, const at::Tensor& grad_output, const a
   backward(gi[0], grad_output, indices, 2);
 }
 
-// fractional_max_pool3d_backward: the CPU's checks (fractional_max_pool3d_backward_out_cpu_template).
+// fractional_max_pool3d_backward: the CPU's checks
+// (fractional_max_pool3d_backward_out_cpu_template).
 at::Tensor fmp3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
                           at::IntArrayRef pool_size, at::IntArrayRef output_size,
                           const at::Tensor& indices) {
@@ -138,9 +138,8 @@ at::Tensor fmp3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
   TORCH_CHECK(indices.sizes() == grad_output.sizes() && indices.scalar_type() == at::kLong,
               "fractional_max_pool3d_backward_out(): expected int64 indices of sizes ",
               grad_output.sizes());
-  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(),
-              "expected scalar type ", self.scalar_type(), " but found ",
-              grad_output.scalar_type());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "expected scalar type ",
+              self.scalar_type(), " but found ", grad_output.scalar_type());
   at::Tensor grad_input = at::empty(self.sizes(), self.options());
   backward(grad_input, grad_output, indices, 3);
   return grad_input;

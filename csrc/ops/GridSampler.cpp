@@ -50,10 +50,9 @@ void check_modes(int64_t interpolation_mode, int64_t padding_mode) {
 void check_dtypes(const at::Tensor& input, const at::Tensor& grid, const at::Tensor* grad_output,
                   int dims) {
   const at::ScalarType t = input.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      at::isFloatingType(t), "\"",
-      dims == 2 ? "grid_sampler_2d_cpu_kernel_impl" : "grid_sampler3d_cpu", "\" not implemented for '",
-      t, "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"",
+                              dims == 2 ? "grid_sampler_2d_cpu_kernel_impl" : "grid_sampler3d_cpu",
+                              "\" not implemented for '", t, "'");
   TORCH_CHECK(grid.scalar_type() == t, "expected scalar type ", t, " but found ",
               grid.scalar_type());
   if (grad_output != nullptr) {

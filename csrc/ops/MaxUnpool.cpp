@@ -47,8 +47,7 @@ void common_checks(const at::Tensor& self, const at::Tensor& indices, int dims,
   TORCH_CHECK(indices.device() == self.device(), op, ": expected indices on ", self.device(),
               ", but got ", indices.device());
   const at::ScalarType t = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"", op, "\" not implemented for '", t,
-                              "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"", op, "\" not implemented for '", t, "'");
 }
 
 at::Tensor unpool(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
@@ -65,12 +64,14 @@ at::Tensor unpool(const at::Tensor& self, const at::Tensor& indices, at::IntArra
     const int device = self.device().index();
     // Values are only moved: one build per element size.
     const size_t bytes = self.itemsize();
-    const std::string options =
-        std::string("-DDATA=") + (bytes == 2 ? "ushort" : bytes == 4 ? "uint" : "ulong");
+    const std::string options = std::string("-DDATA=") + (bytes == 2   ? "ushort"
+                                                          : bytes == 4 ? "uint"
+                                                                       : "ulong");
     KernelLaunch l(get_kernel(device, "unpool.cl", "max_unpool_forward", options));
     l.arg(static_cast<cl_ulong>(planes)).arg(static_cast<cl_long>(in.size(1)));
     const int64_t ID = dims == 3 ? in.size(2) : 1, OD = dims == 3 ? output_size[0] : 1;
-    for (int64_t v : {ID, in.size(-2), in.size(-1), OD, output_size[dims - 2], output_size[dims - 1]}) {
+    for (int64_t v :
+         {ID, in.size(-2), in.size(-1), OD, output_size[dims - 2], output_size[dims - 1]}) {
       l.arg(static_cast<cl_long>(v));
     }
     for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&in, &idx, &out}) {
@@ -96,9 +97,11 @@ at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices,
                         at::IntArrayRef output_size, at::IntArrayRef stride,
                         at::IntArrayRef padding) {
   common_checks(self, indices, 3, output_size, "max_unpool3d");
-  TORCH_CHECK(stride.size() == 3, "There should be exactly three elements (depth, height, width) in stride, but got: ",
+  TORCH_CHECK(stride.size() == 3,
+              "There should be exactly three elements (depth, height, width) in stride, but got: ",
               stride.size(), " elements.");
-  TORCH_CHECK(padding.size() == 3, "There should be exactly three elements (depth, height, width) in padding, but got: ",
+  TORCH_CHECK(padding.size() == 3,
+              "There should be exactly three elements (depth, height, width) in padding, but got: ",
               padding.size(), " elements.");
   TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0,
               "strides should be greater than zero, but got stride: ", stride);

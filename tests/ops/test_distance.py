@@ -55,7 +55,11 @@ def test_cdist(p, s1, s2):
     a, b = make_cpu(s1, torch.float64, seed=2), make_cpu(s2, torch.float64, seed=3)
     check(lambda x, y: torch.cdist(x, y, p, compute_mode=NO_MM), [a, b])
     # equal rows: zero distances, whose gradients are zero (or a subgradient) as on the CPU
-    b2 = torch.cat([a[..., :2, :].expand(*b.shape[:-2], 2, a.shape[-1]), b], -2) if len(s1) == len(s2) else b
+    b2 = (
+        torch.cat([a[..., :2, :].expand(*b.shape[:-2], 2, a.shape[-1]), b], -2)
+        if len(s1) == len(s2)
+        else b
+    )
     check(lambda x, y: torch.cdist(x, y, p, compute_mode=NO_MM), [a, b2])
 
 
@@ -73,12 +77,16 @@ def test_euclidean_matmul_route_and_layouts():
     a = make_cpu((3, 40, 6), torch.float64, seed=5)
     b = make_cpu((3, 12, 12), torch.float64, seed=6)[..., ::2]  # non-contiguous
     check(lambda x, y: torch.cdist(x, y), [a, b])  # p = 2 with > 25 rows: ATen's matmul route
-    check(lambda x, y: torch.cdist(x, y, 1.0), [a.transpose(-1, -2).contiguous().transpose(-1, -2), b])
+    check(
+        lambda x, y: torch.cdist(x, y, 1.0), [a.transpose(-1, -2).contiguous().transpose(-1, -2), b]
+    )
     x = make_cpu((6, 10), torch.float64, seed=7)[:, ::2]
     check(lambda t: torch.pdist(t, 3.0), [x])
 
 
-@pytest.mark.parametrize("shape", [((0, 3), (4, 3)), ((2, 0), (3, 0)), ((0, 2, 3), (0, 4, 3))], ids=str)
+@pytest.mark.parametrize(
+    "shape", [((0, 3), (4, 3)), ((2, 0), (3, 0)), ((0, 2, 3), (0, 4, 3))], ids=str
+)
 def test_cdist_empty(shape):
     a, b = make_cpu(shape[0], torch.float64, seed=8), make_cpu(shape[1], torch.float64, seed=9)
     for p in (1.0, 2.0):
@@ -110,7 +118,10 @@ def test_deterministic_backward():
 
 @pytest.mark.slow
 def test_large():
-    a, b = make_cpu((3, 300, 33), torch.float64, seed=15), make_cpu((3, 257, 33), torch.float64, seed=16)
+    a, b = (
+        make_cpu((3, 300, 33), torch.float64, seed=15),
+        make_cpu((3, 257, 33), torch.float64, seed=16),
+    )
     check(lambda x, y: torch.cdist(x, y, 1.0), [a, b])
     check(lambda t: torch.pdist(t, 2.0), [make_cpu((301, 17), torch.float64, seed=17)])
 

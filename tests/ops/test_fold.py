@@ -82,8 +82,9 @@ def test_bool_and_integer_dtypes():
     aten = torch.ops.aten
     for fn in (
         lambda t: aten.im2col(t, [2, 2], [1, 1], [1, 1], [1, 1]),
-        lambda t: aten.col2im(aten.im2col(t, [2, 2], [1, 1], [0, 0], [1, 1]), [5, 5], [2, 2],
-                              [1, 1], [0, 0], [1, 1]),
+        lambda t: aten.col2im(
+            aten.im2col(t, [2, 2], [1, 1], [0, 0], [1, 1]), [5, 5], [2, 2], [1, 1], [0, 0], [1, 1]
+        ),
     ):
         assert_ocl_close(fn(x.to(DEVICE)), fn(x), exact=True)
     for dtype in (torch.int32, torch.uint8, torch.int64):

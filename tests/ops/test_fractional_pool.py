@@ -55,7 +55,9 @@ def test_fractional_max_pool(dims, shape, k, o):
 def test_dtypes(dtype):
     for seed in range(3):
         check(2, make_cpu((2, 3, 13, 17), torch.float32, seed=3), [2, 3], [6, 7], dtype, seed)
-        check(3, make_cpu((1, 2, 9, 7, 8), torch.float32, seed=4), [2, 2, 3], [4, 3, 5], dtype, seed)
+        check(
+            3, make_cpu((1, 2, 9, 7, 8), torch.float32, seed=4), [2, 2, 3], [4, 3, 5], dtype, seed
+        )
 
 
 def test_layouts_and_special_values():
@@ -105,7 +107,9 @@ def test_errors():
         lambda t, u, v: aten.fractional_max_pool2d(t, [2, 2], [3, 3], u[:, :1]),
         lambda t, u, v: aten.fractional_max_pool2d(t.long(), [2, 2], [3, 3], u.long()),
         lambda t, u, v: aten.fractional_max_pool2d(t[0, 0], [2, 2], [3, 3], u),
-        lambda t, u, v: aten.fractional_max_pool3d(t[None], [2, 2, 2], [1, 3, 3], v),  # pool T > input T
+        lambda t, u, v: aten.fractional_max_pool3d(
+            t[None], [2, 2, 2], [1, 3, 3], v
+        ),  # pool T > input T
     ]
     for fn in cases:
         with pytest.raises(Exception) as cpu_err:  # noqa: PT011 (the CPU's type, checked below)

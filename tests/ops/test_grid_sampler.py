@@ -125,7 +125,9 @@ def test_layouts(dims, layout):
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("dims,mode", [(2, "bilinear"), (2, "nearest"), (2, "bicubic"), (3, "bilinear"), (3, "nearest")])
+@pytest.mark.parametrize(
+    "dims,mode", [(2, "bilinear"), (2, "nearest"), (2, "bicubic"), (3, "bilinear"), (3, "nearest")]
+)
 def test_dtypes(dtype, dims, mode):
     xs, gs = shapes(dims)
     x = make_cpu(xs, torch.float64, seed=10)
@@ -163,11 +165,14 @@ def test_affine_grid_spatial_transformer():
     for align in (False, True):
         ref_t = theta.clone().requires_grad_()
         dev_t = theta.float().to(DEVICE).requires_grad_()
-        ref = F.grid_sample(x, F.affine_grid(ref_t, [4, 3, 6, 7], align_corners=align),
-                            align_corners=align)
-        got = F.grid_sample(x.float().to(DEVICE),
-                            F.affine_grid(dev_t, [4, 3, 6, 7], align_corners=align),
-                            align_corners=align)
+        ref = F.grid_sample(
+            x, F.affine_grid(ref_t, [4, 3, 6, 7], align_corners=align), align_corners=align
+        )
+        got = F.grid_sample(
+            x.float().to(DEVICE),
+            F.affine_grid(dev_t, [4, 3, 6, 7], align_corners=align),
+            align_corners=align,
+        )
         assert_ocl_close(got, ref.detach().float(), atol=1e-5)
         ref.sum().backward()
         got.sum().backward()
@@ -181,8 +186,9 @@ def test_backward_output_mask():
     aten = torch.ops.aten
     for mask in ([True, True], [False, True], [True, False]):
         exp = aten.grid_sampler_2d_backward(go, x, g, 0, 0, False, mask)
-        got = aten.grid_sampler_2d_backward(go.to(DEVICE), x.to(DEVICE), g.to(DEVICE), 0, 0,
-                                            False, mask)
+        got = aten.grid_sampler_2d_backward(
+            go.to(DEVICE), x.to(DEVICE), g.to(DEVICE), 0, 0, False, mask
+        )
         assert (got[0] is None) == (exp[0] is None) or got[0].defined() == exp[0].defined()
         if mask[0]:
             assert_ocl_close(got[0], exp[0], atol=1e-5)
@@ -208,8 +214,12 @@ def test_errors():
         (lambda t, u: torch.grid_sampler(t, u[:, :, :, :1], 0, 0, False), RuntimeError),
         (lambda t, u: torch.grid_sampler(t.expand(2, 1, 2, 2), u, 0, 0, False), RuntimeError),
         (lambda t, u: torch.grid_sampler(t[:, :, :0], u, 0, 0, False), RuntimeError),
-        (lambda t, u: torch.grid_sampler(t[None], u[None, ..., :1].expand(1, 1, 2, 2, 3),
-                                         2, 0, False), RuntimeError),  # bicubic 3-d
+        (
+            lambda t, u: torch.grid_sampler(
+                t[None], u[None, ..., :1].expand(1, 1, 2, 2, 3), 2, 0, False
+            ),
+            RuntimeError,
+        ),  # bicubic 3-d
         (lambda t, u: torch.ops.aten.grid_sampler_2d(t, u[None], 0, 0, False), RuntimeError),
     ]
     for fn, exc in cases:
@@ -218,5 +228,7 @@ def test_errors():
         with pytest.raises(exc):
             fn(x.to(DEVICE), g.to(DEVICE))
     # the process stays usable
-    assert_ocl_close(F.grid_sample(x.to(DEVICE), g.to(DEVICE), align_corners=False),
-                     F.grid_sample(x, g, align_corners=False))
+    assert_ocl_close(
+        F.grid_sample(x.to(DEVICE), g.to(DEVICE), align_corners=False),
+        F.grid_sample(x, g, align_corners=False),
+    )

@@ -61,7 +61,10 @@ def test_layouts(layout):
     x = make_cpu((2, 3, 6, 8), torch.float32, seed=4)
     y, idx = F.max_pool2d(x, 2, return_indices=True)
     if layout == "channels_last":
-        y, idx = y.contiguous(memory_format=torch.channels_last), idx.contiguous(memory_format=torch.channels_last)
+        y, idx = (
+            y.contiguous(memory_format=torch.channels_last),
+            idx.contiguous(memory_format=torch.channels_last),
+        )
     else:
         y, idx = torch.cat([y, y], -1)[..., ::2], torch.cat([idx, idx], -1)[..., ::2]
     exp = F.max_unpool2d(y, idx, 2)
@@ -77,8 +80,11 @@ def test_duplicate_indices(dims):
     idx = torch.randint(0, 7, shape, generator=torch.Generator().manual_seed(6))
     size = (3, 3, 3)[-dims:]
     aten = torch.ops.aten
-    fn = (lambda t, i: aten.max_unpool2d(t, i, size)) if dims == 2 else (
-        lambda t, i: aten.max_unpool3d(t, i, size, [1, 1, 1], [0, 0, 0]))
+    fn = (
+        (lambda t, i: aten.max_unpool2d(t, i, size))
+        if dims == 2
+        else (lambda t, i: aten.max_unpool3d(t, i, size, [1, 1, 1], [0, 0, 0]))
+    )
     exp = fn(x, idx)
     got = fn(x.to(DEVICE), idx.to(DEVICE))
     assert_ocl_close(got, exp, exact=True)
@@ -102,11 +108,13 @@ def test_bad_index_raises_at_the_next_wait():
         F.max_unpool2d(y.to(DEVICE), idx.to(DEVICE), 2).cpu()
     idx[0, 1, 1, 0] = -1
     with pytest.raises(RuntimeError, match="invalid max index"):
-        torch.ops.aten.max_unpool3d(y[None].to(DEVICE), idx[None].to(DEVICE), [1, 4, 4], [1, 1, 1],
-                                    [0, 0, 0]).cpu()
+        torch.ops.aten.max_unpool3d(
+            y[None].to(DEVICE), idx[None].to(DEVICE), [1, 4, 4], [1, 1, 1], [0, 0, 0]
+        ).cpu()
     # the device stays usable
-    assert_ocl_close(F.max_unpool2d(y.to(DEVICE), idx.clamp(0).to(DEVICE), 2),
-                     F.max_unpool2d(y, idx.clamp(0), 2))
+    assert_ocl_close(
+        F.max_unpool2d(y.to(DEVICE), idx.clamp(0).to(DEVICE), 2), F.max_unpool2d(y, idx.clamp(0), 2)
+    )
 
 
 def test_errors():
