@@ -47,8 +47,8 @@ Rows check(const at::Tensor& input, const at::Tensor& target, const at::Scalar& 
 
 // Sets the common arguments: sizes, p, margin, weight flag (then the caller's), and returns the
 // launch.
-KernelLaunch start(const char* kernel, const at::Tensor& input, const Rows& r,
-                   const at::Scalar& p, const at::Scalar& margin, bool has_weight) {
+KernelLaunch start(const char* kernel, const at::Tensor& input, const Rows& r, const at::Scalar& p,
+                   const at::Scalar& margin, bool has_weight) {
   const int device = input.device().index();
   const bool dbl = input.scalar_type() == at::kDouble;
   KernelLaunch l(get_kernel(device, "loss_multi.cl", kernel,
@@ -79,17 +79,17 @@ void add_operands(KernelLaunch& l, const at::Tensor& input, const at::Tensor& ta
   l.arg(static_cast<cl_long>(has_weight && w.dim() == 1 ? w.stride(0) : 0));
 }
 
-at::Tensor multi_margin_loss(const at::Tensor& input, const at::Tensor& target,
-                             const at::Scalar& p, const at::Scalar& margin,
-                             const std::optional<at::Tensor>& weight, int64_t reduction) {
+at::Tensor multi_margin_loss(const at::Tensor& input, const at::Tensor& target, const at::Scalar& p,
+                             const at::Scalar& margin, const std::optional<at::Tensor>& weight,
+                             int64_t reduction) {
   const Rows r = check(input, target, p, weight, "multi_margin_loss_cpu_kernel");
   const bool per_row = reduction == at::Reduction::None && target.dim() > 0;
   at::Tensor rows = at::empty({r.nframe}, input.options());
   if (input.numel() > 0) {
     c10::DeviceGuard guard(input.device());
     const int device = input.device().index();
-    KernelLaunch l = start("multi_margin_forward", input, r, p, margin,
-                           weight && weight->defined());
+    KernelLaunch l =
+        start("multi_margin_forward", input, r, p, margin, weight && weight->defined());
     add_operands(l, input, target, weight, r);
     l.buffer(buffer_of(rows), rows.itemsize());
     l.arg(device_error_word(device)).arg(device_error_code(kBadTarget));
@@ -105,22 +105,20 @@ at::Tensor multi_margin_loss(const at::Tensor& input, const at::Tensor& target,
 at::Tensor multi_margin_loss_backward(const at::Tensor& grad_output, const at::Tensor& input,
                                       const at::Tensor& target, const at::Scalar& p,
                                       const at::Scalar& margin,
-                                      const std::optional<at::Tensor>& weight,
-                                      int64_t reduction) {
+                                      const std::optional<at::Tensor>& weight, int64_t reduction) {
   const Rows r = check(input, target, p, weight, "multi_margin_loss_backward_cpu_kernel");
   at::Tensor grad_input = at::empty(input.sizes(), input.options());
   if (input.numel() == 0) return grad_input;
-  const bool per_row = reduction != at::Reduction::Mean && reduction != at::Reduction::Sum &&
-                       grad_output.dim() > 0;
+  const bool per_row =
+      reduction != at::Reduction::Mean && reduction != at::Reduction::Sum && grad_output.dim() > 0;
   TORCH_CHECK(grad_output.numel() == (per_row ? r.nframe : 1),
-              "multi_margin_loss_backward: grad_output of ", grad_output.numel(),
-              " elements for ", r.nframe, " rows");
+              "multi_margin_loss_backward: grad_output of ", grad_output.numel(), " elements for ",
+              r.nframe, " rows");
   c10::DeviceGuard guard(input.device());
   const int device = input.device().index();
   const double g = reduction == at::Reduction::Mean ? 1. / static_cast<double>(r.nframe * r.dim)
                                                     : 1. / static_cast<double>(r.dim);
-  KernelLaunch l = start("multi_margin_backward", input, r, p, margin,
-                         weight && weight->defined());
+  KernelLaunch l = start("multi_margin_backward", input, r, p, margin, weight && weight->defined());
   if (input.scalar_type() == at::kDouble) {
     l.arg(static_cast<cl_double>(g));
   } else {
