@@ -312,7 +312,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 1566 entries.
+# 1563 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -2061,18 +2061,6 @@ NOT_NATIVE = {
     ("nn.functional.mse_loss", "float32", "backward"): (0, "not native yet: aten::mse_loss.out"),
     ("nn.functional.mse_loss", "float32", "forward"): (0, "not native yet: aten::mse_loss.out"),
     ("nn.functional.mse_loss", "float64", "forward"): (0, "not native yet: aten::mse_loss.out"),
-    ("nn.functional.multi_margin_loss", "float32", "backward"): (
-        0,
-        "not native yet: aten::multi_margin_loss",
-    ),
-    ("nn.functional.multi_margin_loss", "float32", "forward"): (
-        0,
-        "not native yet: aten::multi_margin_loss",
-    ),
-    ("nn.functional.multi_margin_loss", "float64", "forward"): (
-        0,
-        "not native yet: aten::multi_margin_loss",
-    ),
     ("nn.functional.multilabel_margin_loss", "float32", "backward"): (
         0,
         "not native yet: aten::multilabel_margin_loss_forward",
@@ -3577,7 +3565,6 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.max_pool3d",
         "nn.functional.mish",
         "nn.functional.mse_loss",
-        "nn.functional.multi_margin_loss",
         "nn.functional.multilabel_margin_loss",
         "nn.functional.prelu",
         "nn.functional.relu6",
