@@ -92,3 +92,51 @@ def test_errors():
             fn(x, t)
         with pytest.raises(cpu_err.type):
             fn(x.to(DEVICE), t.to(DEVICE))
+
+
+def _labels(shape, seed):
+    """Targets: class indices with -1 ending each row's list (and junk after it)."""
+    t = make_cpu(shape, torch.int64, low=-1, high=shape[-1] if shape else 1, seed=seed)
+    if len(shape) == 2:
+        t[:, 0] = make_cpu((shape[0],), torch.int64, low=0, high=shape[1], seed=seed + 1)
+    return t
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (7,), (1, 1), (3, 1), (13, 33), ()], ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multilabel_margin_loss(shape, reduction):
+    x = make_cpu(shape, torch.float64, seed=11)
+    t = _labels(shape, 12) if shape else torch.tensor(0)
+    xr = x.clone().requires_grad_()
+    ref = F.multilabel_margin_loss(xr, t, reduction=reduction)
+    xd = x.float().to(DEVICE).requires_grad_()
+    got = F.multilabel_margin_loss(xd, t.to(DEVICE), reduction=reduction)
+    assert_ocl_close(got, ref.detach().float(), atol=1e-5)
+    go = make_cpu(tuple(ref.shape), torch.float64, seed=13)
+    (gr,) = torch.autograd.grad(ref, xr, go)
+    (gd,) = torch.autograd.grad(got, xd, go.float().to(DEVICE))
+    assert_ocl_close(gd, gr.float(), atol=1e-5)
+    is_t = torch.ops.aten.multilabel_margin_loss_forward(x, t, 0)[1]
+    got_t = torch.ops.aten.multilabel_margin_loss_forward(x.to(DEVICE), t.to(DEVICE), 0)[1]
+    assert_ocl_close(got_t, is_t, exact=True)
+
+
+def test_multilabel_noncontiguous_float64_and_bad_target():
+    x = make_cpu((4, 12), torch.float64, seed=14)[:, ::2]
+    t = _labels((4, 12), 15)[:, ::2].clamp(max=5)
+    ref = F.multilabel_margin_loss(x, t, reduction="sum")
+    assert_ocl_close(F.multilabel_margin_loss(x.to(DEVICE), t.to(DEVICE), reduction="sum"), ref)
+    t[2, 1] = 6
+    with pytest.raises(RuntimeError, match="out of range"):
+        F.multilabel_margin_loss(x, t)
+    with pytest.raises(RuntimeError, match="out of range"):
+        F.multilabel_margin_loss(x.to(DEVICE), t.to(DEVICE)).cpu()
+    for bad in (
+        lambda a, b: F.multilabel_margin_loss(a, b[:2]),
+        lambda a, b: F.multilabel_margin_loss(a.half(), b),
+        lambda a, b: F.multilabel_margin_loss(a[:, :0], b[:, :0]),
+    ):
+        with pytest.raises(Exception) as cpu_err:  # noqa: PT011 (the CPU's type, checked below)
+            bad(x, t)
+        with pytest.raises(cpu_err.type):
+            bad(x.to(DEVICE), t.to(DEVICE))
