@@ -312,7 +312,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 1563 entries.
+# 1560 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -2061,18 +2061,6 @@ NOT_NATIVE = {
     ("nn.functional.mse_loss", "float32", "backward"): (0, "not native yet: aten::mse_loss.out"),
     ("nn.functional.mse_loss", "float32", "forward"): (0, "not native yet: aten::mse_loss.out"),
     ("nn.functional.mse_loss", "float64", "forward"): (0, "not native yet: aten::mse_loss.out"),
-    ("nn.functional.multilabel_margin_loss", "float32", "backward"): (
-        0,
-        "not native yet: aten::multilabel_margin_loss_forward",
-    ),
-    ("nn.functional.multilabel_margin_loss", "float32", "forward"): (
-        0,
-        "not native yet: aten::multilabel_margin_loss_forward",
-    ),
-    ("nn.functional.multilabel_margin_loss", "float64", "forward"): (
-        0,
-        "not native yet: aten::multilabel_margin_loss_forward",
-    ),
     ("nn.functional.nll_loss", "bfloat16", "forward"): (
         14,
         "not native yet: aten::nll_loss2d_forward",
@@ -3565,7 +3553,6 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.max_pool3d",
         "nn.functional.mish",
         "nn.functional.mse_loss",
-        "nn.functional.multilabel_margin_loss",
         "nn.functional.prelu",
         "nn.functional.relu6",
         "nn.functional.rms_norm",
