@@ -312,7 +312,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 1560 entries.
+# 1537 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -1289,98 +1289,6 @@ NOT_NATIVE = {
     ("nextafter", "float32", "backward"): (0, "not native yet: aten::nextafter.out"),
     ("nextafter", "float32", "forward"): (0, "not native yet: aten::nextafter.out"),
     ("nextafter", "float64", "forward"): (0, "not native yet: aten::nextafter.out"),
-    ("nn.functional.adaptive_avg_pool1d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool1d", "float16", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool1d", "float64", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool2d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool2d", "float16", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool2d", "float32", "backward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool2d", "float32", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool2d", "float64", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool2d",
-    ),
-    ("nn.functional.adaptive_avg_pool3d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool3d",
-    ),
-    ("nn.functional.adaptive_avg_pool3d", "float16", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool3d",
-    ),
-    ("nn.functional.adaptive_avg_pool3d", "float32", "backward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool3d",
-    ),
-    ("nn.functional.adaptive_avg_pool3d", "float32", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool3d",
-    ),
-    ("nn.functional.adaptive_avg_pool3d", "float64", "forward"): (
-        0,
-        "not native yet: aten::_adaptive_avg_pool3d",
-    ),
-    ("nn.functional.adaptive_max_pool2d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool2d.out",
-    ),
-    ("nn.functional.adaptive_max_pool2d", "float16", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool2d.out",
-    ),
-    ("nn.functional.adaptive_max_pool2d", "float32", "backward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool2d.out",
-    ),
-    ("nn.functional.adaptive_max_pool2d", "float32", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool2d.out",
-    ),
-    ("nn.functional.adaptive_max_pool2d", "float64", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool2d.out",
-    ),
-    ("nn.functional.adaptive_max_pool3d", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool3d.out",
-    ),
-    ("nn.functional.adaptive_max_pool3d", "float16", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool3d.out",
-    ),
-    ("nn.functional.adaptive_max_pool3d", "float32", "backward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool3d.out",
-    ),
-    ("nn.functional.adaptive_max_pool3d", "float32", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool3d.out",
-    ),
-    ("nn.functional.adaptive_max_pool3d", "float64", "forward"): (
-        0,
-        "not native yet: aten::adaptive_max_pool3d.out",
-    ),
     ("nn.functional.avg_pool1d", "bfloat16", "forward"): (
         0,
         "not native yet: aten::avg_pool2d.out",
@@ -3514,10 +3422,6 @@ FALLBACK_ONLY_OPS = set(
         "nanquantile",
         "native_batch_norm",
         "nextafter",
-        "nn.functional.adaptive_avg_pool2d",
-        "nn.functional.adaptive_avg_pool3d",
-        "nn.functional.adaptive_max_pool2d",
-        "nn.functional.adaptive_max_pool3d",
         "nn.functional.avg_pool1d",
         "nn.functional.avg_pool2d",
         "nn.functional.binary_cross_entropy",
