@@ -264,6 +264,7 @@ def _table():
     mp = aten.max_pool2d_with_indices.default(img, [3, 3], [2, 2], [1, 1], [1, 1], False)
     mp3 = aten.max_pool3d_with_indices.default(img3, [2, 2, 2], [2, 1, 2], [1, 0, 1], [1], False)
     amp = aten.adaptive_max_pool2d.default(img, [3, 4])
+    amp3 = aten.adaptive_max_pool3d.default(img3, [3, 4, 2])
     ap = aten.avg_pool2d.default(img, [3, 3], [2, 2], [1, 1], False, True, None)
     ap3 = aten.avg_pool3d.default(img3, [2, 2, 2], [2, 2, 2], [1, 1, 1], False, True, None)
     out.update({
@@ -285,6 +286,10 @@ def _table():
         "adaptive_max_pool2d.out": [((img, [3, 4]), aten.adaptive_max_pool2d.default)],
         "adaptive_max_pool2d_backward.grad_input": [
             ((_x(8, amp[0].shape), img, amp[1]), aten.adaptive_max_pool2d_backward.default)
+        ],
+        "adaptive_max_pool3d.out": [((img3, [3, 4, 2]), aten.adaptive_max_pool3d.default)],
+        "adaptive_max_pool3d_backward.grad_input": [
+            ((_x(8, amp3[0].shape), img3, amp3[1]), aten.adaptive_max_pool3d_backward.default)
         ],
         "avg_pool2d_backward.grad_input": [
             ((_x(9, ap.shape), img, [3, 3], [2, 2], [1, 1], False, True, None),
