@@ -1,5 +1,5 @@
 // Pooling on the device with kernels/pool.cl: max_pool2d/3d_with_indices, avg_pool2d/3d,
-// adaptive average and max pooling 2-d, and their backwards (as gathers: no atomics).
+// adaptive average and max pooling 2-d and 3-d, and their backwards (as gathers: no atomics).
 //
 // Shapes, checks and result layouts come from ATen: the structured ops' meta kernels (run on
 // meta tensors of the arguments) give the CPU's error messages and the result's sizes and
@@ -12,6 +12,8 @@
 #include <ATen/ops/_adaptive_avg_pool2d.h>
 #include <ATen/ops/adaptive_max_pool2d.h>
 #include <ATen/ops/adaptive_max_pool2d_backward.h>
+#include <ATen/ops/adaptive_max_pool3d.h>
+#include <ATen/ops/adaptive_max_pool3d_backward.h>
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/avg_pool2d_backward.h>
 #include <ATen/ops/avg_pool3d.h>
@@ -398,95 +400,124 @@ at::Tensor avg_pool_backward(const at::Tensor& go, const at::Tensor& self, at::I
 }
 
 // ---------------------------------------------------------------------------------------------
-// Adaptive pooling 2-d
+// Adaptive pooling 2-d and 3-d
 
-Geo adaptive_geo(const at::Tensor& in, const at::Tensor& out) {
-  Geo g = geo_of({1}, {1}, {0}, {1}, 2, in, out);
+Geo adaptive_geo(const at::Tensor& in, const at::Tensor& out, int spatial) {
+  Geo g = geo_of({1}, {1}, {0}, {1}, spatial, in, out);
   g.adaptive = 1;
   return g;
 }
 
-// The CPU's checks of _adaptive_avg_pool2d (adaptive_avg_pool2d_out_cpu_template).
-void adaptive_avg2d_check(const at::Tensor& input, c10::SymIntArrayRef output_size) {
-  TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
+// The CPU's checks of _adaptive_avg_pool2d/3d (adaptive_avg_pool{2,3}d_out_cpu_template).
+template <int kSpatial>
+void adaptive_avg_check(const at::Tensor& input, c10::SymIntArrayRef output_size) {
+  const char* name = kSpatial == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
+  TORCH_CHECK(output_size.size() == kSpatial, name, ": output_size must be ", kSpatial);
   const int64_t ndim = input.dim();
-  TORCH_CHECK((ndim == 3 || ndim == 4), "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ",
-              input.sizes());
-  for (const int64_t i : {-2, -1}) {
-    TORCH_CHECK(input.size(i) > 0,
-                "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+  TORCH_CHECK((ndim == kSpatial + 1 || ndim == kSpatial + 2), name, "(): Expected ", kSpatial + 1,
+              "D or ", kSpatial + 2, "D tensor, but got ", input.sizes());
+  for (int64_t i = ndim - kSpatial; i < ndim; ++i) {
+    TORCH_CHECK(input.size(i) > 0, name,
+                "(): Expected input to have non-zero size for non-batch "
                 "dimensions, but input has sizes ",
-                input.sizes(), " with dimension ", i + ndim, " being empty");
+                input.sizes(), " with dimension ", i, " being empty");
   }
 }
 
-at::Tensor& adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef output_size,
-                                    at::Tensor& out) {
-  adaptive_avg2d_check(self, output_size);
+template <int kSpatial>
+at::Tensor& adaptive_avg_pool_out(const at::Tensor& self, c10::SymIntArrayRef output_size,
+                                  at::Tensor& out) {
+  adaptive_avg_check<kSpatial>(self, output_size);
   TORCH_CHECK(self.dtype() == out.dtype(), "expected dtype ", self.dtype(),
               " for `output` but got dtype ", out.dtype());
   std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
-  sizes[sizes.size() - 2] = output_size[0].expect_int();
-  sizes[sizes.size() - 1] = output_size[1].expect_int();
-  out.resize_(sizes, self.suggest_memory_format());
+  for (int i = 0; i < kSpatial; ++i) {
+    sizes[sizes.size() - kSpatial + i] = output_size[i].expect_int();
+  }
+  // The CPU's layouts: 2-d keeps the input's memory format, 3-d is contiguous.
+  out.resize_(sizes, kSpatial == 2 ? self.suggest_memory_format() : at::MemoryFormat::Contiguous);
   if (out.numel() == 0) return out;
-  launch_avg_forward(self, out, adaptive_geo(self, out), 2, true, std::nullopt);
+  launch_avg_forward(self, out, adaptive_geo(self, out, kSpatial), kSpatial, true, std::nullopt);
   return out;
 }
 
-at::Tensor adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size) {
+template <int kSpatial>
+at::Tensor adaptive_avg_pool(const at::Tensor& self, c10::SymIntArrayRef output_size) {
   at::Tensor out = at::empty({0}, self.options());
-  return adaptive_avg_pool2d_out(self, output_size, out);
+  return adaptive_avg_pool_out<kSpatial>(self, output_size, out);
 }
 
-at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& go, const at::Tensor& self) {
-  at::native::adaptive_pool_empty_output_check(go, "adaptive_avg_pool2d_backward");
+template <int kSpatial>
+at::Tensor adaptive_avg_pool_backward(const at::Tensor& go, const at::Tensor& self) {
+  const char* name =
+      kSpatial == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward";
+  at::native::adaptive_pool_empty_output_check(go, name);
   const int64_t ndim = go.ndimension();
-  TORCH_CHECK((ndim == 3 || ndim == 4),
-              "adaptive_avg_pool2d_backward(): Expected 3D or 4D tensor, but got ", self.sizes());
+  TORCH_CHECK((ndim == kSpatial + 1 || ndim == kSpatial + 2), name, "(): Expected ", kSpatial + 1,
+              "D or ", kSpatial + 2, "D tensor, but got ", self.sizes());
   TORCH_CHECK(self.dtype() == go.dtype(), "expected dtype ", self.dtype(),
               " for `grad_output` but got dtype ", go.dtype());
-  at::Tensor gi =
-      at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
-  launch_avg_backward(go, gi, adaptive_geo(self, go), 2, true, std::nullopt);
+  at::Tensor gi = at::empty(
+      self.sizes(), self.options().memory_format(kSpatial == 2 ? self.suggest_memory_format()
+                                                               : at::MemoryFormat::Contiguous));
+  launch_avg_backward(go, gi, adaptive_geo(self, go, kSpatial), kSpatial, true, std::nullopt);
   return gi;
 }
 
-std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self,
-                                                             at::IntArrayRef output_size,
-                                                             at::Tensor& out, at::Tensor& idx) {
-  auto [mo, mi] = at::adaptive_max_pool2d(meta_like(self), output_size);
+// ATen's meta functions of the structured adaptive max pools.
+template <int kSpatial>
+std::tuple<at::Tensor, at::Tensor> adaptive_max_meta(const at::Tensor& self,
+                                                     at::IntArrayRef output_size) {
+  if constexpr (kSpatial == 2) return at::adaptive_max_pool2d(meta_like(self), output_size);
+  return at::adaptive_max_pool3d(meta_like(self), output_size);
+}
+
+template <int kSpatial>
+at::Tensor adaptive_max_backward_meta(const at::Tensor& go, const at::Tensor& self,
+                                      const at::Tensor& idx) {
+  if constexpr (kSpatial == 2) {
+    return at::adaptive_max_pool2d_backward(meta_like(go), meta_like(self), meta_like(idx));
+  }
+  return at::adaptive_max_pool3d_backward(meta_like(go), meta_like(self), meta_like(idx));
+}
+
+template <int kSpatial>
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool_out(const at::Tensor& self,
+                                                           at::IntArrayRef output_size,
+                                                           at::Tensor& out, at::Tensor& idx) {
+  auto [mo, mi] = adaptive_max_meta<kSpatial>(self, output_size);
   const at::Tensor w = working_out(out, mo, {&self}), wi = working_out(idx, mi, {&self});
-  launch_max_forward(self, w, wi, adaptive_geo(self, w), 2);
+  launch_max_forward(self, w, wi, adaptive_geo(self, w, kSpatial), kSpatial);
   finish_out(out, w);
   finish_out(idx, wi);
   return {out, idx};
 }
 
-std::tuple<at::Tensor, at::Tensor> adaptive_max_pool2d(const at::Tensor& self,
-                                                       at::IntArrayRef output_size) {
-  auto [mo, mi] = at::adaptive_max_pool2d(meta_like(self), output_size);
+template <int kSpatial>
+std::tuple<at::Tensor, at::Tensor> adaptive_max_pool(const at::Tensor& self,
+                                                     at::IntArrayRef output_size) {
+  auto [mo, mi] = adaptive_max_meta<kSpatial>(self, output_size);
   at::Tensor out = like_meta(mo, self), idx = like_meta(mi, self);
-  launch_max_forward(self, out, idx, adaptive_geo(self, out), 2);
+  launch_max_forward(self, out, idx, adaptive_geo(self, out, kSpatial), kSpatial);
   return {out, idx};
 }
 
-at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& go, const at::Tensor& self,
-                                             const at::Tensor& idx, at::Tensor& gi) {
-  const at::Tensor m =
-      at::adaptive_max_pool2d_backward(meta_like(go), meta_like(self), meta_like(idx));
+template <int kSpatial>
+at::Tensor& adaptive_max_pool_backward_out(const at::Tensor& go, const at::Tensor& self,
+                                           const at::Tensor& idx, at::Tensor& gi) {
+  const at::Tensor m = adaptive_max_backward_meta<kSpatial>(go, self, idx);
   const at::Tensor w = working_out(gi, m, {&go, &self, &idx});
-  launch_max_backward(go, idx, w, adaptive_geo(self, go), 2);
+  launch_max_backward(go, idx, w, adaptive_geo(self, go, kSpatial), kSpatial);
   finish_out(gi, w);
   return gi;
 }
 
-at::Tensor adaptive_max_pool2d_backward(const at::Tensor& go, const at::Tensor& self,
-                                        const at::Tensor& idx) {
-  const at::Tensor m =
-      at::adaptive_max_pool2d_backward(meta_like(go), meta_like(self), meta_like(idx));
+template <int kSpatial>
+at::Tensor adaptive_max_pool_backward(const at::Tensor& go, const at::Tensor& self,
+                                      const at::Tensor& idx) {
+  const at::Tensor m = adaptive_max_backward_meta<kSpatial>(go, self, idx);
   at::Tensor gi = like_meta(m, self);
-  launch_max_backward(go, idx, gi, adaptive_geo(self, go), 2);
+  launch_max_backward(go, idx, gi, adaptive_geo(self, go, kSpatial), kSpatial);
   return gi;
 }
 
@@ -509,12 +540,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool3d.out", avg_pool_out<3>);
   m.impl("avg_pool3d_backward", avg_pool_backward<3>);
   m.impl("avg_pool3d_backward.grad_input", avg_pool_backward_out<3>);
-  m.impl("_adaptive_avg_pool2d", adaptive_avg_pool2d);
-  m.impl("_adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward);
-  m.impl("adaptive_max_pool2d", adaptive_max_pool2d);
-  m.impl("adaptive_max_pool2d.out", adaptive_max_pool2d_out);
-  m.impl("adaptive_max_pool2d_backward", adaptive_max_pool2d_backward);
-  m.impl("adaptive_max_pool2d_backward.grad_input", adaptive_max_pool2d_backward_out);
+  m.impl("_adaptive_avg_pool2d", adaptive_avg_pool<2>);
+  m.impl("_adaptive_avg_pool2d_backward", adaptive_avg_pool_backward<2>);
+  m.impl("_adaptive_avg_pool3d", adaptive_avg_pool<3>);
+  m.impl("_adaptive_avg_pool3d_backward", adaptive_avg_pool_backward<3>);
+  m.impl("adaptive_max_pool2d", adaptive_max_pool<2>);
+  m.impl("adaptive_max_pool2d.out", adaptive_max_pool_out<2>);
+  m.impl("adaptive_max_pool2d_backward", adaptive_max_pool_backward<2>);
+  m.impl("adaptive_max_pool2d_backward.grad_input", adaptive_max_pool_backward_out<2>);
+  m.impl("adaptive_max_pool3d", adaptive_max_pool<3>);
+  m.impl("adaptive_max_pool3d.out", adaptive_max_pool_out<3>);
+  m.impl("adaptive_max_pool3d_backward", adaptive_max_pool_backward<3>);
+  m.impl("adaptive_max_pool3d_backward.grad_input", adaptive_max_pool_backward_out<3>);
 }
 
 }  // namespace torch_ocl

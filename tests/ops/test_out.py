@@ -282,6 +282,7 @@ def _table():
     mp = aten.max_pool2d_with_indices.default(img, [3, 3], [2, 2], [1, 1], [1, 1], False)
     mp3 = aten.max_pool3d_with_indices.default(img3, [2, 2, 2], [2, 1, 2], [1, 0, 1], [1], False)
     amp = aten.adaptive_max_pool2d.default(img, [3, 4])
+    amp3 = aten.adaptive_max_pool3d.default(img3, [3, 4, 2])
     ap = aten.avg_pool2d.default(img, [3, 3], [2, 2], [1, 1], False, True, None)
     ap3 = aten.avg_pool3d.default(img3, [2, 2, 2], [2, 2, 2], [1, 1, 1], False, True, None)
     out.update({
@@ -304,6 +305,10 @@ def _table():
         "adaptive_max_pool2d_backward.grad_input": [
             ((_x(8, amp[0].shape), img, amp[1]), aten.adaptive_max_pool2d_backward.default)
         ],
+        "adaptive_max_pool3d.out": [((img3, [3, 4, 2]), aten.adaptive_max_pool3d.default)],
+        "adaptive_max_pool3d_backward.grad_input": [
+            ((_x(8, amp3[0].shape), img3, amp3[1]), aten.adaptive_max_pool3d_backward.default)
+        ],
         "avg_pool2d_backward.grad_input": [
             ((_x(9, ap.shape), img, [3, 3], [2, 2], [1, 1], False, True, None),
              aten.avg_pool2d_backward.default)
@@ -316,6 +321,17 @@ def _table():
     # Scans and selection (csrc/ops/Scan.cpp, Sort.cpp, Bucketize.cpp): overloads that the public
     # functions reach without out= (median(x, dim, out=...) goes through ATen's composite).
     bounds = torch.sort(_x(11, (7,)))[0]
+    fx, f3 = _x(12, (2, 3, 7, 8)), _x(13, (1, 2, 5, 6, 7))
+    fs = make_cpu((2, 3, 2), torch.float32, low=0, high=1, seed=14)
+    fs3 = make_cpu((1, 2, 3), torch.float32, low=0, high=1, seed=15)
+    fidx = aten.fractional_max_pool2d.default(fx, [2, 2], [3, 4], fs)[1]
+    out.update({
+        "fractional_max_pool2d.output": [((fx, [2, 2], [3, 4], fs), aten.fractional_max_pool2d.default)],
+        "fractional_max_pool3d.output": [((f3, [2, 2, 2], [2, 3, 4], fs3), aten.fractional_max_pool3d.default)],
+        "fractional_max_pool2d_backward.grad_input": [
+            ((_x(16, (2, 3, 3, 4)), fx, [2, 2], [3, 4], fidx), aten.fractional_max_pool2d_backward.default)
+        ],
+    })  # fmt: skip
     out.update({
         "_logcumsumexp.out": [((_x(), 1), aten._logcumsumexp.default)],
         "median.dim_values": [((_x(), 1, False), aten.median.dim)],

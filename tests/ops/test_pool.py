@@ -267,3 +267,52 @@ def test_pool_modules_sgd_step_and_no_host_waits():
         assert_ocl_close(q.detach(), p.detach().float(), rtol=1e-4, atol=1e-5), name
     for b, c in zip(cpu.buffers(), dev.buffers(), strict=True):
         assert_ocl_close(c, b.to(c.dtype), rtol=1e-4, atol=1e-5)
+
+
+ADAPTIVE_3D = [(2, 3, 4), (1, 1, 1), (5, 7, 9), (4, 5, 6)]
+
+
+def _layout3d(x, layout):
+    if layout == "channels_last":
+        return x.contiguous(memory_format=torch.channels_last_3d)
+    return _layout(x, layout)
+
+
+@pytest.mark.parametrize("size", ADAPTIVE_3D, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "strided"])
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_adaptive_pool3d(size, layout, kind):
+    """adaptive_avg_pool3d (contiguous results, as on the CPU) and adaptive_max_pool3d (the
+    input's layout) forward, indices and gradients, up- and downsizing windows."""
+    x = _layout3d(make_cpu((2, 3, 4, 5, 12), torch.float64, seed=16), layout)
+    if kind == "avg":
+        compare(lambda t: F.adaptive_avg_pool3d(t, size), x)
+    else:
+        compare(lambda t: F.adaptive_max_pool3d(t, size, return_indices=True), x, indices=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_adaptive_pool3d_dtypes_unbatched_nan(dtype):
+    x = make_cpu((3, 5, 6, 7), torch.float64, seed=17)
+    compare(lambda t: F.adaptive_avg_pool3d(t, (2, 4, 3)), x, dtype=dtype)
+    compare(
+        lambda t: F.adaptive_max_pool3d(t, (2, 4, 3), return_indices=True),
+        x,
+        dtype=dtype,
+        indices=True,
+    )
+    y = make_cpu((1, 2, 3, 4, 5), torch.float32, seed=18)
+    y[0, 0, 1, 1, 1], y[0, 1, :, :2] = NAN, -INF
+    out, idx = F.adaptive_max_pool3d(y.to(DEVICE), (2, 2, 3), return_indices=True)
+    ref, ref_idx = F.adaptive_max_pool3d(y, (2, 2, 3), return_indices=True)
+    assert_ocl_close(out, ref, exact=True)
+    assert_ocl_close(idx, ref_idx, exact=True)
+    for bad in (
+        lambda t: F.adaptive_avg_pool3d(t[:, :, :0], 2),
+        lambda t: F.adaptive_max_pool3d(t[0, 0], 2),
+        lambda t: F.adaptive_avg_pool3d(t, (2, 2)),
+    ):
+        with pytest.raises(Exception) as cpu_err:  # noqa: PT011 (the CPU's type, checked below)
+            bad(y)
+        with pytest.raises(cpu_err.type):
+            bad(y.to(DEVICE))
