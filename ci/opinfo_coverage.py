@@ -107,6 +107,9 @@ def write_markdown(data, path: pathlib.Path):
         f"Run: {meta.get('date', '?')}, torch {meta.get('torch', '?')}, "
         f"device {meta.get('device', '?')}, samples per test: {meta.get('samples', 'all')}."
     )
+    if meta.get("note"):
+        out.append("")
+        out.append(meta["note"])
     out.append("")
     out.append("## Totals")
     out.append("")
@@ -161,6 +164,7 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown", default=str(ROOT / "docs" / "ops.md"))
     parser.add_argument("--device", default=None, help="device name (default: torch-ocl's)")
     parser.add_argument("--samples", default="all", help="samples per test in the run")
+    parser.add_argument("--note", default="", help="a line about the run(s), shown under 'Run:'")
     args = parser.parse_args(argv)
     records = read(args.reports)
     if not records:
@@ -182,6 +186,7 @@ def main(argv=None) -> int:
         "torch": torch_version,
         "device": device or "?",
         "samples": args.samples,
+        "note": args.note,
     }
     data = build(records, meta)
     write_json(data, pathlib.Path(args.json))
