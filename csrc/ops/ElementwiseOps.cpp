@@ -145,6 +145,14 @@
 #include <ATen/ops/softplus_native.h>
 #include <ATen/ops/softshrink_backward_native.h>
 #include <ATen/ops/softshrink_native.h>
+#include <ATen/ops/special_bessel_j0_native.h>
+#include <ATen/ops/special_bessel_j1_native.h>
+#include <ATen/ops/special_bessel_y0_native.h>
+#include <ATen/ops/special_bessel_y1_native.h>
+#include <ATen/ops/special_modified_bessel_k0_native.h>
+#include <ATen/ops/special_modified_bessel_k1_native.h>
+#include <ATen/ops/special_scaled_modified_bessel_k0_native.h>
+#include <ATen/ops/special_scaled_modified_bessel_k1_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_v_native.h>
@@ -531,6 +539,14 @@ TORCH_OCL_EW_STUB(special_entr_stub, entr);
 TORCH_OCL_EW_STUB(special_modified_bessel_i0_stub, modified_bessel_i0);
 TORCH_OCL_EW_STUB(special_modified_bessel_i1_stub, modified_bessel_i1);
 TORCH_OCL_EW_STUB(special_spherical_bessel_j0_stub, spherical_bessel_j0);
+TORCH_OCL_EW_STUB(special_bessel_j0_stub, bessel_j0);
+TORCH_OCL_EW_STUB(special_bessel_j1_stub, bessel_j1);
+TORCH_OCL_EW_STUB(special_bessel_y0_stub, bessel_y0);
+TORCH_OCL_EW_STUB(special_bessel_y1_stub, bessel_y1);
+TORCH_OCL_EW_STUB(special_modified_bessel_k0_stub, modified_bessel_k0);
+TORCH_OCL_EW_STUB(special_modified_bessel_k1_stub, modified_bessel_k1);
+TORCH_OCL_EW_STUB(special_scaled_modified_bessel_k0_stub, scaled_modified_bessel_k0);
+TORCH_OCL_EW_STUB(special_scaled_modified_bessel_k1_stub, scaled_modified_bessel_k1);
 TORCH_OCL_EW_STUB(special_erfcx_stub, erfcx);
 TORCH_OCL_EW_STUB(special_log_ndtr_stub, log_ndtr);
 TORCH_OCL_EW_STUB(special_ndtri_stub, ndtri);
@@ -713,6 +729,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_SPECIAL(modified_bessel_i0)
   TORCH_OCL_SPECIAL(modified_bessel_i1)
   TORCH_OCL_SPECIAL(spherical_bessel_j0)
+  TORCH_OCL_SPECIAL(bessel_j0)
+  TORCH_OCL_SPECIAL(bessel_j1)
+  TORCH_OCL_SPECIAL(bessel_y0)
+  TORCH_OCL_SPECIAL(bessel_y1)
+  TORCH_OCL_SPECIAL(modified_bessel_k0)
+  TORCH_OCL_SPECIAL(modified_bessel_k1)
+  TORCH_OCL_SPECIAL(scaled_modified_bessel_k0)
+  TORCH_OCL_SPECIAL(scaled_modified_bessel_k1)
   TORCH_OCL_SPECIAL(erfcx)
   TORCH_OCL_SPECIAL(log_ndtr)
   TORCH_OCL_SPECIAL(ndtri)
