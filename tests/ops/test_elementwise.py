@@ -928,6 +928,20 @@ MATH_UNARY = {
     "i1": torch.special.i1,
     "i1e": torch.special.i1e,
     "entr": torch.special.entr,
+    "erfcx": torch.special.erfcx,
+    "log_ndtr": torch.special.log_ndtr,
+    "ndtri": torch.special.ndtri,
+    "angle": torch.angle,
+    "frexp_mantissa": lambda x: torch.frexp(x)[0],
+    "frexp_exponent": lambda x: torch.frexp(x)[1],
+    "bessel_j0": torch.special.bessel_j0,
+    "bessel_j1": torch.special.bessel_j1,
+    "bessel_y0": torch.special.bessel_y0,
+    "bessel_y1": torch.special.bessel_y1,
+    "modified_bessel_k0": torch.special.modified_bessel_k0,
+    "modified_bessel_k1": torch.special.modified_bessel_k1,
+    "scaled_modified_bessel_k0": torch.special.scaled_modified_bessel_k0,
+    "scaled_modified_bessel_k1": torch.special.scaled_modified_bessel_k1,
     "signbit": torch.signbit,
     "isposinf": torch.isposinf,
     "isneginf": torch.isneginf,
@@ -968,6 +982,23 @@ MATH_EDGES = {
     "i0e": [19.5, 20.5, 1e10],
     "i1e": [19.5, 20.5, -1e10],
     "exp2": [128.0, -150.0],
+    # erfcx: the product / continued fraction switch at 3, the CPU's branches at -6.1, -26.7, 50, 5e7
+    "erfcx": [3.0, 2.999, -6.1, -6.2, -26.6, -26.8, 8.0, 50.5, 6e7, -9.0],
+    "log_ndtr": [-1.0, -0.999, -20.0, -40.0, 6.0, 10.0],
+    # ndtri: outside [0, 1], the ends, the central part's edges 0.25 and 0.75, deep tails
+    "ndtri": [0.0, 1.0, -0.1, 1.1, 0.25, 0.75, 0.2499, 0.7501, 1e-30, 1e-7, 0.9999999, 0.5],
+    "angle": [-1.0, -1e-30, 1e30],
+    "frexp_mantissa": [1e-40, -3.0, 0.5, 1024.0, -1e30],
+    "frexp_exponent": [1e-40, -3.0, 0.5, 1024.0, -1e30],
+    # Bessel: near zeros, the series/integral/asymptotic switches (2, 17), large and negative x
+    "bessel_j0": [2.404825, 5.520078, 16.999, 17.0, 17.001, 1e-30, 1e4, -17.5],
+    "bessel_j1": [3.831706, 16.999, 17.0, 17.001, 1e-30, -1e-30, 1e4, -17.5],
+    "bessel_y0": [0.893577, 3.957678, 16.999, 17.001, 1e-30, 1e4, -1.0],
+    "bessel_y1": [2.197141, 16.999, 17.001, 1e-3, 1e4, -1.0],
+    "modified_bessel_k0": [1.999, 2.0, 2.001, 16.999, 17.001, 1e-30, 80.0, 120.0, -1.0],
+    "modified_bessel_k1": [1.999, 2.0, 2.001, 16.999, 17.001, 1e-30, 80.0, 120.0, -1.0],
+    "scaled_modified_bessel_k0": [1.999, 2.001, 16.999, 17.001, 1e-30, 1e4, -1.0],
+    "scaled_modified_bessel_k1": [1.999, 2.001, 16.999, 17.001, 1e-30, 1e4, -1.0],
     "round_decimals": [0.25, 0.35, -0.35, 1e30],
     "softplus": [1.5, 1.6],
     "hardswish": [-3.0, 3.0],
@@ -1006,6 +1037,15 @@ def _math_params():
         ("isposinf", torch.bfloat16),
         ("i0", torch.float64),
         ("i1e", torch.float64),
+        ("erfcx", torch.float64),
+        ("log_ndtr", torch.float64),
+        ("ndtri", torch.float64),
+        ("angle", torch.float16),
+        ("frexp_mantissa", torch.bfloat16),
+        ("frexp_exponent", torch.float16),
+        ("frexp_mantissa", torch.float64),
+        ("modified_bessel_k1", torch.float64),
+        ("scaled_modified_bessel_k0", torch.float64),
     ]:
         params.append(pytest.param(name, dtype, id=f"{name}-{dtype_id(dtype)}"))
     return params
@@ -1017,6 +1057,41 @@ def test_math_special_values(name, dtype):
     skip_unsupported(dtype)
     x, xo = ocl_pair(SPECIAL + MATH_EDGES.get(name, []), dtype)
     check_op(MATH_UNARY[name], [x], [xo], ref64=name not in MATH_SAME_DTYPE)
+
+
+BESSEL_MPMATH = {
+    "bessel_j0": ("besselj", 0),
+    "bessel_j1": ("besselj", 1),
+    "bessel_y0": ("bessely", 0),
+    "bessel_y1": ("bessely", 1),
+    "modified_bessel_k0": ("besselk", 0),
+    "modified_bessel_k1": ("besselk", 1),
+}
+
+
+@pytest.mark.parametrize("name", list(BESSEL_MPMATH))
+def test_bessel_float64_against_mpmath(name):
+    """float64 Bessel functions close to mpmath's (the CPU's own float64 J and Y are off by up
+    to 7e-7 just above x = 5, so the CPU is no reference there), on random x over the series,
+    integral and asymptotic ranges."""
+    mpmath = pytest.importorskip("mpmath")
+    gen = torch.Generator().manual_seed(7)
+    x = torch.cat(
+        [
+            torch.rand(60, generator=gen, dtype=torch.float64) * 30,
+            torch.rand(20, generator=gen, dtype=torch.float64) * 2,
+            torch.tensor([1e-8, 4.9, 5.1, 5.3, 16.999, 17.001, 40.0, 300.0], dtype=torch.float64),
+        ]
+    )
+    fn, nu = BESSEL_MPMATH[name]
+    with mpmath.workdps(30):
+        ref = torch.tensor(
+            [float(getattr(mpmath, fn)(nu, v)) for v in x.tolist()], dtype=torch.float64
+        )
+    got = getattr(torch.special, name)(x.to(DEVICE))
+    # Y's series loses about 1e-9 to cancellation just below the asymptotic range (x < 17).
+    rtol, atol = (5e-9, 5e-10) if fn == "bessely" else (1e-13, 1e-15)
+    assert_ocl_close(got, ref, rtol=rtol, atol=atol)
 
 
 MATH_BINARY = {
