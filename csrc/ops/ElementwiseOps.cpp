@@ -145,6 +145,7 @@
 #include <ATen/ops/softplus_native.h>
 #include <ATen/ops/softshrink_backward_native.h>
 #include <ATen/ops/softshrink_native.h>
+#include <ATen/ops/special_airy_ai_native.h>
 #include <ATen/ops/special_bessel_j0_native.h>
 #include <ATen/ops/special_bessel_j1_native.h>
 #include <ATen/ops/special_bessel_y0_native.h>
@@ -539,6 +540,7 @@ TORCH_OCL_EW_STUB(special_entr_stub, entr);
 TORCH_OCL_EW_STUB(special_modified_bessel_i0_stub, modified_bessel_i0);
 TORCH_OCL_EW_STUB(special_modified_bessel_i1_stub, modified_bessel_i1);
 TORCH_OCL_EW_STUB(special_spherical_bessel_j0_stub, spherical_bessel_j0);
+TORCH_OCL_EW_STUB(special_airy_ai_stub, airy_ai);
 TORCH_OCL_EW_STUB(special_bessel_j0_stub, bessel_j0);
 TORCH_OCL_EW_STUB(special_bessel_j1_stub, bessel_j1);
 TORCH_OCL_EW_STUB(special_bessel_y0_stub, bessel_y0);
@@ -729,6 +731,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_SPECIAL(modified_bessel_i0)
   TORCH_OCL_SPECIAL(modified_bessel_i1)
   TORCH_OCL_SPECIAL(spherical_bessel_j0)
+  TORCH_OCL_SPECIAL(airy_ai)
   TORCH_OCL_SPECIAL(bessel_j0)
   TORCH_OCL_SPECIAL(bessel_j1)
   TORCH_OCL_SPECIAL(bessel_y0)

@@ -934,6 +934,7 @@ MATH_UNARY = {
     "angle": torch.angle,
     "frexp_mantissa": lambda x: torch.frexp(x)[0],
     "frexp_exponent": lambda x: torch.frexp(x)[1],
+    "airy_ai": torch.special.airy_ai,
     "bessel_j0": torch.special.bessel_j0,
     "bessel_j1": torch.special.bessel_j1,
     "bessel_y0": torch.special.bessel_y0,
@@ -991,6 +992,7 @@ MATH_EDGES = {
     "frexp_mantissa": [1e-40, -3.0, 0.5, 1024.0, -1e30],
     "frexp_exponent": [1e-40, -3.0, 0.5, 1024.0, -1e30],
     # Bessel: near zeros, the series/integral/asymptotic switches (2, 17), large and negative x
+    "airy_ai": [2.0, 2.001, -8.0, -8.001, -2.33811, 25.0, 103.0, 104.0, -1e3],
     "bessel_j0": [2.404825, 5.520078, 16.999, 17.0, 17.001, 1e-30, 1e4, -17.5],
     "bessel_j1": [3.831706, 16.999, 17.0, 17.001, 1e-30, -1e-30, 1e4, -17.5],
     "bessel_y0": [0.893577, 3.957678, 16.999, 17.001, 1e-30, 1e4, -1.0],
@@ -1060,6 +1062,7 @@ def test_math_special_values(name, dtype):
 
 
 BESSEL_MPMATH = {
+    "airy_ai": ("airyai", None),
     "bessel_j0": ("besselj", 0),
     "bessel_j1": ("besselj", 1),
     "bessel_y0": ("bessely", 0),
@@ -1073,7 +1076,8 @@ BESSEL_MPMATH = {
 def test_bessel_float64_against_mpmath(name):
     """float64 Bessel functions close to mpmath's (the CPU's own float64 J and Y are off by up
     to 7e-7 just above x = 5, so the CPU is no reference there), on random x over the series,
-    integral and asymptotic ranges."""
+    integral and asymptotic ranges (airy_ai also negative; the CPU's float64 airy_ai is off by up
+    to 3e-6 on [-2.6, -2.09])."""
     mpmath = pytest.importorskip("mpmath")
     gen = torch.Generator().manual_seed(7)
     x = torch.cat(
@@ -1083,14 +1087,17 @@ def test_bessel_float64_against_mpmath(name):
             torch.tensor([1e-8, 4.9, 5.1, 5.3, 16.999, 17.001, 40.0, 300.0], dtype=torch.float64),
         ]
     )
+    if name == "airy_ai":
+        x = torch.cat([x, -x])
     fn, nu = BESSEL_MPMATH[name]
     with mpmath.workdps(30):
-        ref = torch.tensor(
-            [float(getattr(mpmath, fn)(nu, v)) for v in x.tolist()], dtype=torch.float64
-        )
+        f = getattr(mpmath, fn)
+        values = [f(v) if nu is None else f(nu, v) for v in x.tolist()]
+        ref = torch.tensor([float(v) for v in values], dtype=torch.float64)
     got = getattr(torch.special, name)(x.to(DEVICE))
     # Y's series loses about 1e-9 to cancellation just below the asymptotic range (x < 17).
-    rtol, atol = (5e-9, 5e-10) if fn == "bessely" else (1e-13, 1e-15)
+    # (airy_ai's series loses about 1e-11 near -8.)
+    rtol, atol = {"bessely": (5e-9, 5e-10), "airyai": (1e-10, 1e-12)}.get(fn, (1e-13, 1e-15))
     assert_ocl_close(got, ref, rtol=rtol, atol=atol)
 
 
