@@ -83,6 +83,8 @@
 #include <ATen/ops/huber_loss_backward_native.h>
 #include <ATen/ops/huber_loss_native.h>
 #include <ATen/ops/hypot_native.h>
+#include <ATen/ops/igamma_native.h>
+#include <ATen/ops/igammac_native.h>
 #include <ATen/ops/i0_native.h>
 #include <ATen/ops/isnan_native.h>
 #include <ATen/ops/isneginf_native.h>
@@ -540,6 +542,8 @@ TORCH_OCL_EW_STUB(special_entr_stub, entr);
 TORCH_OCL_EW_STUB(special_modified_bessel_i0_stub, modified_bessel_i0);
 TORCH_OCL_EW_STUB(special_modified_bessel_i1_stub, modified_bessel_i1);
 TORCH_OCL_EW_STUB(special_spherical_bessel_j0_stub, spherical_bessel_j0);
+TORCH_OCL_EW_STUB(igamma_stub, igamma);
+TORCH_OCL_EW_STUB(igammac_stub, igammac);
 TORCH_OCL_EW_STUB(special_airy_ai_stub, airy_ai);
 TORCH_OCL_EW_STUB(special_bessel_j0_stub, bessel_j0);
 TORCH_OCL_EW_STUB(special_bessel_j1_stub, bessel_j1);
@@ -731,6 +735,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_SPECIAL(modified_bessel_i0)
   TORCH_OCL_SPECIAL(modified_bessel_i1)
   TORCH_OCL_SPECIAL(spherical_bessel_j0)
+  TORCH_OCL_STRUCTURED(structured_igamma_out, "igamma", "igamma_", "igamma.out")
+  TORCH_OCL_STRUCTURED(structured_igammac_out, "igammac", "igammac_", "igammac.out")
   TORCH_OCL_SPECIAL(airy_ai)
   TORCH_OCL_SPECIAL(bessel_j0)
   TORCH_OCL_SPECIAL(bessel_j1)

@@ -169,6 +169,8 @@ enum EwFlags : uint8_t {
   X(modified_bessel_i0, kFloatDouble, "modified_bessel_i0_cpu", kNoFlags)   \
   X(modified_bessel_i1, kFloatDouble, "modified_bessel_i1_cpu", kNoFlags)   \
   X(spherical_bessel_j0, kFloatDouble, "spherical_bessel_j0_cpu", kNoFlags) \
+  X(igamma,            kFloating, "igamma_cpu",            kNoFlags)         \
+  X(igammac,           kFloating, "igammac_cpu",           kNoFlags)         \
   X(airy_ai, kFloatDouble, "airy_ai_cpu", kNoFlags) \
   X(bessel_j0, kFloatDouble, "bessel_j0_cpu", kNoFlags) \
   X(bessel_j1, kFloatDouble, "bessel_j1_cpu", kNoFlags) \
