@@ -983,7 +983,7 @@ MATH_EDGES = {
     "i0e": [19.5, 20.5, 1e10],
     "i1e": [19.5, 20.5, -1e10],
     "exp2": [128.0, -150.0],
-    # erfcx: the product / continued fraction switch at 3, the CPU's branches at -6.1, -26.7, 50, 5e7
+    # erfcx: our switch at 3, the CPU's branches at -6.1, -26.7, 50, 5e7
     "erfcx": [3.0, 2.999, -6.1, -6.2, -26.6, -26.8, 8.0, 50.5, 6e7, -9.0],
     "log_ndtr": [-1.0, -0.999, -20.0, -40.0, 6.0, 10.0],
     # ndtri: outside [0, 1], the ends, the central part's edges 0.25 and 0.75, deep tails
