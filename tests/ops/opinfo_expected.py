@@ -308,7 +308,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 1007 entries.
+# 989 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -2362,54 +2362,6 @@ NOT_NATIVE = {
         0,
         "not native yet: aten::special_legendre_polynomial_p.out",
     ),
-    ("special.modified_bessel_i0", "bool", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i0.out",
-    ),
-    ("special.modified_bessel_i0", "float32", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i0.out",
-    ),
-    ("special.modified_bessel_i0", "float64", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i0.out",
-    ),
-    ("special.modified_bessel_i0", "int32", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i0.out",
-    ),
-    ("special.modified_bessel_i0", "int64", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i0.out",
-    ),
-    ("special.modified_bessel_i0", "uint8", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i0.out",
-    ),
-    ("special.modified_bessel_i1", "bool", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i1.out",
-    ),
-    ("special.modified_bessel_i1", "float32", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i1.out",
-    ),
-    ("special.modified_bessel_i1", "float64", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i1.out",
-    ),
-    ("special.modified_bessel_i1", "int32", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i1.out",
-    ),
-    ("special.modified_bessel_i1", "int64", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i1.out",
-    ),
-    ("special.modified_bessel_i1", "uint8", "forward"): (
-        0,
-        "not native yet: aten::special_modified_bessel_i1.out",
-    ),
     ("special.shifted_chebyshev_polynomial_t", "bool", "forward"): (
         0,
         "not native yet: aten::special_shifted_chebyshev_polynomial_t.out",
@@ -2505,30 +2457,6 @@ NOT_NATIVE = {
     ("special.shifted_chebyshev_polynomial_w", "uint8", "forward"): (
         0,
         "not native yet: aten::special_shifted_chebyshev_polynomial_w.out",
-    ),
-    ("special.spherical_bessel_j0", "bool", "forward"): (
-        0,
-        "not native yet: aten::special_spherical_bessel_j0.out",
-    ),
-    ("special.spherical_bessel_j0", "float32", "forward"): (
-        0,
-        "not native yet: aten::special_spherical_bessel_j0.out",
-    ),
-    ("special.spherical_bessel_j0", "float64", "forward"): (
-        0,
-        "not native yet: aten::special_spherical_bessel_j0.out",
-    ),
-    ("special.spherical_bessel_j0", "int32", "forward"): (
-        0,
-        "not native yet: aten::special_spherical_bessel_j0.out",
-    ),
-    ("special.spherical_bessel_j0", "int64", "forward"): (
-        0,
-        "not native yet: aten::special_spherical_bessel_j0.out",
-    ),
-    ("special.spherical_bessel_j0", "uint8", "forward"): (
-        0,
-        "not native yet: aten::special_spherical_bessel_j0.out",
     ),
     ("stft", "float32", "backward"): (1, "not native yet: aten::_fft_r2c"),
     ("stft", "float32", "forward"): (1, "not native yet: aten::_fft_r2c"),
@@ -3081,13 +3009,10 @@ FALLBACK_ONLY_OPS = set(
         "special.hermite_polynomial_he",
         "special.laguerre_polynomial_l",
         "special.legendre_polynomial_p",
-        "special.modified_bessel_i0",
-        "special.modified_bessel_i1",
         "special.shifted_chebyshev_polynomial_t",
         "special.shifted_chebyshev_polynomial_u",
         "special.shifted_chebyshev_polynomial_v",
         "special.shifted_chebyshev_polynomial_w",
-        "special.spherical_bessel_j0",
         "svd",
         "svd_lowrank",
         "to_sparse",
