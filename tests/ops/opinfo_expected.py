@@ -308,7 +308,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 989 entries.
+# 981 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -2495,14 +2495,6 @@ NOT_NATIVE = {
     ("to_sparse", "int32", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("to_sparse", "int64", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("to_sparse", "uint8", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("trace", "bfloat16", "forward"): (0, "not native yet: aten::trace"),
-    ("trace", "float16", "forward"): (0, "not native yet: aten::trace"),
-    ("trace", "float32", "backward"): (0, "not native yet: aten::trace"),
-    ("trace", "float32", "forward"): (0, "not native yet: aten::trace"),
-    ("trace", "float64", "forward"): (0, "not native yet: aten::trace"),
-    ("trace", "int32", "forward"): (0, "not native yet: aten::trace"),
-    ("trace", "int64", "forward"): (0, "not native yet: aten::trace"),
-    ("trace", "uint8", "forward"): (0, "not native yet: aten::trace"),
     ("triangular_solve", "float32", "backward"): (0, "not native yet: aten::triangular_solve.X"),
     ("triangular_solve", "float32", "forward"): (0, "not native yet: aten::triangular_solve.X"),
     ("triangular_solve", "float64", "forward"): (0, "not native yet: aten::triangular_solve.X"),
@@ -3016,7 +3008,6 @@ FALLBACK_ONLY_OPS = set(
         "svd",
         "svd_lowrank",
         "to_sparse",
-        "trace",
         "triangular_solve",
         "unravel_index",
         "vdot",

@@ -1374,3 +1374,30 @@ def test_batched_math_ops(name, dtype):
         recorded = torch.ocl.batch_stats()["ops"] - before
     assert recorded == 1, f"{name}: {recorded} ops batched"
     assert_ocl_close(out, cpu_reference(fn, [x, y]))
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8],
+    ids=dtype_id,
+)
+@pytest.mark.parametrize("shape", [(4, 6), (7, 3), (0, 3), (1, 1)])
+def test_trace(dtype, shape):
+    """trace: the diagonal's sum (integers accumulate into int64), also of a transposed view."""
+    skip_unsupported(dtype)
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(1)) * 10).to(dtype)
+    assert_ocl_close(torch.trace(x.to(DEVICE)), torch.trace(x))
+    assert_ocl_close(torch.trace(x.t().to(DEVICE)), torch.trace(x.t()))
+
+
+def test_trace_errors():
+    for bad, exc in (
+        (torch.randn(3), RuntimeError),
+        (torch.randn(2, 2, 2), RuntimeError),
+        (torch.ones(2, 2, dtype=torch.bool), NotImplementedError),
+    ):
+        with pytest.raises(exc) as cpu_err:
+            torch.trace(bad)
+        with pytest.raises(exc) as ocl_err:
+            torch.trace(bad.to(DEVICE))
+        assert str(ocl_err.value) == str(cpu_err.value)
