@@ -62,8 +62,8 @@
 #include <ATen/ops/fmax_native.h>
 #include <ATen/ops/fmin_native.h>
 #include <ATen/ops/fmod_native.h>
-#include <ATen/ops/frexp_native.h>
 #include <ATen/ops/frac_native.h>
+#include <ATen/ops/frexp_native.h>
 #include <ATen/ops/gcd_native.h>
 #include <ATen/ops/ge_native.h>
 #include <ATen/ops/gelu_backward_native.h>
@@ -83,9 +83,9 @@
 #include <ATen/ops/huber_loss_backward_native.h>
 #include <ATen/ops/huber_loss_native.h>
 #include <ATen/ops/hypot_native.h>
+#include <ATen/ops/i0_native.h>
 #include <ATen/ops/igamma_native.h>
 #include <ATen/ops/igammac_native.h>
-#include <ATen/ops/i0_native.h>
 #include <ATen/ops/isnan_native.h>
 #include <ATen/ops/isneginf_native.h>
 #include <ATen/ops/isposinf_native.h>
@@ -152,10 +152,6 @@
 #include <ATen/ops/special_bessel_j1_native.h>
 #include <ATen/ops/special_bessel_y0_native.h>
 #include <ATen/ops/special_bessel_y1_native.h>
-#include <ATen/ops/special_modified_bessel_k0_native.h>
-#include <ATen/ops/special_modified_bessel_k1_native.h>
-#include <ATen/ops/special_scaled_modified_bessel_k0_native.h>
-#include <ATen/ops/special_scaled_modified_bessel_k1_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_v_native.h>
@@ -172,7 +168,11 @@
 #include <ATen/ops/special_log_ndtr_native.h>
 #include <ATen/ops/special_modified_bessel_i0_native.h>
 #include <ATen/ops/special_modified_bessel_i1_native.h>
+#include <ATen/ops/special_modified_bessel_k0_native.h>
+#include <ATen/ops/special_modified_bessel_k1_native.h>
 #include <ATen/ops/special_ndtri_native.h>
+#include <ATen/ops/special_scaled_modified_bessel_k0_native.h>
+#include <ATen/ops/special_scaled_modified_bessel_k1_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_v_native.h>

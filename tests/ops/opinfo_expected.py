@@ -308,7 +308,7 @@ ERRORS = {
 # 0 entries.
 ERROR_DIFFERS = {}
 
-# 981 entries.
+# 965 entries.
 NOT_NATIVE = {
     ("__rmatmul__", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("__rmatmul__", "float16", "forward"): (0, "not native yet: aten::dot"),
@@ -499,14 +499,6 @@ NOT_NATIVE = {
     ("cov", "int32", "forward"): (0, "not native yet: aten::equal"),
     ("cov", "int64", "forward"): (0, "not native yet: aten::equal"),
     ("cov", "uint8", "forward"): (0, "not native yet: aten::equal"),
-    ("cross", "bfloat16", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("cross", "float16", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("cross", "float32", "backward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("cross", "float32", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("cross", "float64", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("cross", "int32", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("cross", "int64", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("cross", "uint8", "forward"): (0, "not native yet: aten::linalg_cross.out"),
     ("dot", "bfloat16", "forward"): (0, "not native yet: aten::dot"),
     ("dot", "float16", "forward"): (0, "not native yet: aten::dot"),
     ("dot", "float32", "backward"): (0, "not native yet: aten::dot"),
@@ -599,14 +591,6 @@ NOT_NATIVE = {
     ("linalg.cond", "float32", "backward"): (0, "not native yet: aten::_linalg_svd.U"),
     ("linalg.cond", "float32", "forward"): (0, "not native yet: aten::_linalg_svd.U"),
     ("linalg.cond", "float64", "forward"): (0, "not native yet: aten::_linalg_svd.U"),
-    ("linalg.cross", "bfloat16", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("linalg.cross", "float16", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("linalg.cross", "float32", "backward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("linalg.cross", "float32", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("linalg.cross", "float64", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("linalg.cross", "int32", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("linalg.cross", "int64", "forward"): (0, "not native yet: aten::linalg_cross.out"),
-    ("linalg.cross", "uint8", "forward"): (0, "not native yet: aten::linalg_cross.out"),
     ("linalg.det", "float32", "backward"): (0, "not native yet: aten::_linalg_det.result"),
     ("linalg.det", "float32", "forward"): (0, "not native yet: aten::_linalg_det.result"),
     ("linalg.det", "float64", "forward"): (0, "not native yet: aten::_linalg_det.result"),
@@ -2856,7 +2840,6 @@ FALLBACK_ONLY_OPS = set(
         "cholesky_solve",
         "corrcoef",
         "cov",
-        "cross",
         "dot",
         "equal",
         "exponential",
@@ -2873,7 +2856,6 @@ FALLBACK_ONLY_OPS = set(
         "linalg.cholesky",
         "linalg.cholesky_ex",
         "linalg.cond",
-        "linalg.cross",
         "linalg.det",
         "linalg.eigh",
         "linalg.eigvalsh",

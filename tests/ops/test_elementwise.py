@@ -1401,3 +1401,42 @@ def test_trace_errors():
         with pytest.raises(exc) as ocl_err:
             torch.trace(bad.to(DEVICE))
         assert str(ocl_err.value) == str(cpu_err.value)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8],
+    ids=dtype_id,
+)
+def test_cross(dtype):
+    """linalg.cross / cross: a middle dim, broadcast operands, transposed views, empty."""
+    skip_unsupported(dtype)
+    gen = torch.Generator().manual_seed(2)
+
+    def rnd(*shape):
+        return (torch.randn(shape, generator=gen) * 5).to(dtype)
+
+    a, b = rnd(4, 3, 5), rnd(4, 3, 5)
+    assert_ocl_close(
+        torch.linalg.cross(a.to(DEVICE), b.to(DEVICE), dim=1), torch.linalg.cross(a, b, dim=1)
+    )
+    a, b = rnd(2, 1, 3), rnd(1, 4, 3)
+    assert_ocl_close(torch.linalg.cross(a.to(DEVICE), b.to(DEVICE)), torch.linalg.cross(a, b))
+    a, b = rnd(3, 6).t(), rnd(3, 6).t()
+    assert_ocl_close(torch.cross(a.to(DEVICE), b.to(DEVICE), dim=1), torch.cross(a, b, dim=1))
+    a = rnd(0, 3)
+    assert_ocl_close(torch.linalg.cross(a.to(DEVICE), a.to(DEVICE)), torch.linalg.cross(a, a))
+
+
+def test_cross_errors():
+    cases = (
+        (torch.randn(3, 2), torch.randn(3, 2), RuntimeError),
+        (torch.randn(3), torch.randn(3, dtype=torch.float64), RuntimeError),
+        (torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool), NotImplementedError),
+    )
+    for a, b, exc in cases:
+        with pytest.raises(exc) as cpu_err:
+            torch.linalg.cross(a, b)
+        with pytest.raises(exc) as ocl_err:
+            torch.linalg.cross(a.to(DEVICE), b.to(DEVICE))
+        assert str(ocl_err.value) == str(cpu_err.value)
