@@ -307,6 +307,7 @@ def _table():
     # torch.special functions whose OpInfo samples call them without out=: x over [-2, 2] and
     # over [0.1, 4.1] for those defined for positive x only; the polynomials at degrees 0..5.
     special_unary = (
+        "airy_ai",
         "bessel_j0",
         "bessel_j1",
         "modified_bessel_i0",
