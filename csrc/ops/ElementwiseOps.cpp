@@ -26,6 +26,7 @@
 #include <ATen/ops/add_native.h>
 #include <ATen/ops/addcdiv_native.h>
 #include <ATen/ops/addcmul_native.h>
+#include <ATen/ops/angle_native.h>
 #include <ATen/ops/asin_native.h>
 #include <ATen/ops/asinh_native.h>
 #include <ATen/ops/atan2_native.h>
@@ -62,6 +63,7 @@
 #include <ATen/ops/fmin_native.h>
 #include <ATen/ops/fmod_native.h>
 #include <ATen/ops/frac_native.h>
+#include <ATen/ops/frexp_native.h>
 #include <ATen/ops/gcd_native.h>
 #include <ATen/ops/ge_native.h>
 #include <ATen/ops/gelu_backward_native.h>
@@ -82,6 +84,8 @@
 #include <ATen/ops/huber_loss_native.h>
 #include <ATen/ops/hypot_native.h>
 #include <ATen/ops/i0_native.h>
+#include <ATen/ops/igamma_native.h>
+#include <ATen/ops/igammac_native.h>
 #include <ATen/ops/isnan_native.h>
 #include <ATen/ops/isneginf_native.h>
 #include <ATen/ops/isposinf_native.h>
@@ -143,11 +147,17 @@
 #include <ATen/ops/softplus_native.h>
 #include <ATen/ops/softshrink_backward_native.h>
 #include <ATen/ops/softshrink_native.h>
+#include <ATen/ops/special_airy_ai_native.h>
+#include <ATen/ops/special_bessel_j0_native.h>
+#include <ATen/ops/special_bessel_j1_native.h>
+#include <ATen/ops/special_bessel_y0_native.h>
+#include <ATen/ops/special_bessel_y1_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_v_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_w_native.h>
 #include <ATen/ops/special_entr_native.h>
+#include <ATen/ops/special_erfcx_native.h>
 #include <ATen/ops/special_hermite_polynomial_h_native.h>
 #include <ATen/ops/special_hermite_polynomial_he_native.h>
 #include <ATen/ops/special_i0e_native.h>
@@ -155,8 +165,14 @@
 #include <ATen/ops/special_i1e_native.h>
 #include <ATen/ops/special_laguerre_polynomial_l_native.h>
 #include <ATen/ops/special_legendre_polynomial_p_native.h>
+#include <ATen/ops/special_log_ndtr_native.h>
 #include <ATen/ops/special_modified_bessel_i0_native.h>
 #include <ATen/ops/special_modified_bessel_i1_native.h>
+#include <ATen/ops/special_modified_bessel_k0_native.h>
+#include <ATen/ops/special_modified_bessel_k1_native.h>
+#include <ATen/ops/special_ndtri_native.h>
+#include <ATen/ops/special_scaled_modified_bessel_k0_native.h>
+#include <ATen/ops/special_scaled_modified_bessel_k1_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_v_native.h>
@@ -315,6 +331,22 @@ void prelu_backward_kernel(at::TensorIterator& iter) {
                    .add_const_input(iter.input(2))
                    .build();
     launch_elementwise(one, ops[k]);
+  }
+}
+
+// frexp: one iterator with two outputs (mantissa in the input's dtype, int32 exponent), run as
+// two launches over the input, computed in the input's dtype.
+void frexp_kernel(at::TensorIteratorBase& iter) {
+  const EwId ops[2] = {EwId::frexp_mantissa, EwId::frexp_exponent};
+  for (int k = 0; k < 2; ++k) {
+    auto one = at::TensorIteratorConfig()
+                   .add_output(iter.output(k))
+                   .add_const_input(iter.input(0))
+                   .check_all_same_dtype(false)
+                   .build();
+    EwParams params;
+    params.compute = iter.input_dtype(0);
+    launch_elementwise(one, ops[k], params);
   }
 }
 
@@ -510,6 +542,22 @@ TORCH_OCL_EW_STUB(special_entr_stub, entr);
 TORCH_OCL_EW_STUB(special_modified_bessel_i0_stub, modified_bessel_i0);
 TORCH_OCL_EW_STUB(special_modified_bessel_i1_stub, modified_bessel_i1);
 TORCH_OCL_EW_STUB(special_spherical_bessel_j0_stub, spherical_bessel_j0);
+TORCH_OCL_EW_STUB(igamma_stub, igamma);
+TORCH_OCL_EW_STUB(igammac_stub, igammac);
+TORCH_OCL_EW_STUB(special_airy_ai_stub, airy_ai);
+TORCH_OCL_EW_STUB(special_bessel_j0_stub, bessel_j0);
+TORCH_OCL_EW_STUB(special_bessel_j1_stub, bessel_j1);
+TORCH_OCL_EW_STUB(special_bessel_y0_stub, bessel_y0);
+TORCH_OCL_EW_STUB(special_bessel_y1_stub, bessel_y1);
+TORCH_OCL_EW_STUB(special_modified_bessel_k0_stub, modified_bessel_k0);
+TORCH_OCL_EW_STUB(special_modified_bessel_k1_stub, modified_bessel_k1);
+TORCH_OCL_EW_STUB(special_scaled_modified_bessel_k0_stub, scaled_modified_bessel_k0);
+TORCH_OCL_EW_STUB(special_scaled_modified_bessel_k1_stub, scaled_modified_bessel_k1);
+TORCH_OCL_EW_STUB(special_erfcx_stub, erfcx);
+TORCH_OCL_EW_STUB(special_log_ndtr_stub, log_ndtr);
+TORCH_OCL_EW_STUB(special_ndtri_stub, ndtri);
+TORCH_OCL_EW_STUB(angle_stub, angle);
+REGISTER_PRIVATEUSE1_DISPATCH(frexp_stub, &torch_ocl::frexp_kernel);
 TORCH_OCL_EW_STUB(logit_stub, logit);
 TORCH_OCL_EW_STUB(logit_backward_stub, logit_backward);
 TORCH_OCL_EW_STUB(silu_stub, silu);
@@ -687,6 +735,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_SPECIAL(modified_bessel_i0)
   TORCH_OCL_SPECIAL(modified_bessel_i1)
   TORCH_OCL_SPECIAL(spherical_bessel_j0)
+  TORCH_OCL_STRUCTURED(structured_igamma_out, "igamma", "igamma_", "igamma.out")
+  TORCH_OCL_STRUCTURED(structured_igammac_out, "igammac", "igammac_", "igammac.out")
+  TORCH_OCL_SPECIAL(airy_ai)
+  TORCH_OCL_SPECIAL(bessel_j0)
+  TORCH_OCL_SPECIAL(bessel_j1)
+  TORCH_OCL_SPECIAL(bessel_y0)
+  TORCH_OCL_SPECIAL(bessel_y1)
+  TORCH_OCL_SPECIAL(modified_bessel_k0)
+  TORCH_OCL_SPECIAL(modified_bessel_k1)
+  TORCH_OCL_SPECIAL(scaled_modified_bessel_k0)
+  TORCH_OCL_SPECIAL(scaled_modified_bessel_k1)
+  TORCH_OCL_SPECIAL(erfcx)
+  TORCH_OCL_SPECIAL(log_ndtr)
+  TORCH_OCL_SPECIAL(ndtri)
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_logit_backward_out, "logit_backward", "logit_backward.grad_input")
   // activations
   m.impl("gelu", AtenStructured<GeluImpl>::functional);
@@ -752,6 +814,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("__irshift__.Tensor",
          static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&)>(at::native::__irshift__));
   m.impl("nan_to_num.out", at::native::nan_to_num_out);
+  m.impl("angle", at::native::angle);
+  m.impl("angle.out", at::native::angle_out);
+  m.impl("frexp.Tensor_out", at::native::frexp_out);
   m.impl("logit", at::native::logit);
   m.impl("logit_", at::native::logit_);
   m.impl("logit.out", at::native::logit_out);

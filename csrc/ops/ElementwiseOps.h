@@ -169,6 +169,24 @@ enum EwFlags : uint8_t {
   X(modified_bessel_i0, kFloatDouble, "modified_bessel_i0_cpu", kNoFlags)   \
   X(modified_bessel_i1, kFloatDouble, "modified_bessel_i1_cpu", kNoFlags)   \
   X(spherical_bessel_j0, kFloatDouble, "spherical_bessel_j0_cpu", kNoFlags) \
+  X(igamma,            kFloating, "igamma_cpu",            kNoFlags)         \
+  X(igammac,           kFloating, "igammac_cpu",           kNoFlags)         \
+  X(airy_ai, kFloatDouble, "airy_ai_cpu", kNoFlags) \
+  X(bessel_j0, kFloatDouble, "bessel_j0_cpu", kNoFlags) \
+  X(bessel_j1, kFloatDouble, "bessel_j1_cpu", kNoFlags) \
+  X(bessel_y0, kFloatDouble, "bessel_y0_cpu", kNoFlags) \
+  X(bessel_y1, kFloatDouble, "bessel_y1_cpu", kNoFlags) \
+  X(modified_bessel_k0, kFloatDouble, "modified_bessel_k0_cpu", kNoFlags) \
+  X(modified_bessel_k1, kFloatDouble, "modified_bessel_k1_cpu", kNoFlags) \
+  X(scaled_modified_bessel_k0, kFloatDouble, "scaled_modified_bessel_k0_cpu", kNoFlags) \
+  X(scaled_modified_bessel_k1, kFloatDouble, "scaled_modified_bessel_k1_cpu", kNoFlags) \
+  X(erfcx,             kFloatDouble, "erfcx_cpu",          kNoFlags)         \
+  X(log_ndtr,          kFloatDouble, "log_ndtr_cpu",       kNoFlags)         \
+  X(ndtri,             kFloatDouble, "ndtri_cpu",          kNoFlags)         \
+  X(angle,             kFloating, "angle_cpu",             kNoFlags)         \
+  /* frexp: two launches over the input, one per output */                  \
+  X(frexp_mantissa,    kFloating, "frexp_cpu",             kNoFlags)         \
+  X(frexp_exponent,    kFloating, "frexp_cpu",             kNoFlags)         \
   X(logit,             kFloating, "logit_cpu",             kNoFlags)         \
   X(logit_backward,    kFloating, "logit_backward_cpu",    kNoFlags)         \
   /* activations (p0.. their scalar arguments, in the stub's order) */      \

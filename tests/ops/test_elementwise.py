@@ -928,6 +928,21 @@ MATH_UNARY = {
     "i1": torch.special.i1,
     "i1e": torch.special.i1e,
     "entr": torch.special.entr,
+    "erfcx": torch.special.erfcx,
+    "log_ndtr": torch.special.log_ndtr,
+    "ndtri": torch.special.ndtri,
+    "angle": torch.angle,
+    "frexp_mantissa": lambda x: torch.frexp(x)[0],
+    "frexp_exponent": lambda x: torch.frexp(x)[1],
+    "airy_ai": torch.special.airy_ai,
+    "bessel_j0": torch.special.bessel_j0,
+    "bessel_j1": torch.special.bessel_j1,
+    "bessel_y0": torch.special.bessel_y0,
+    "bessel_y1": torch.special.bessel_y1,
+    "modified_bessel_k0": torch.special.modified_bessel_k0,
+    "modified_bessel_k1": torch.special.modified_bessel_k1,
+    "scaled_modified_bessel_k0": torch.special.scaled_modified_bessel_k0,
+    "scaled_modified_bessel_k1": torch.special.scaled_modified_bessel_k1,
     "signbit": torch.signbit,
     "isposinf": torch.isposinf,
     "isneginf": torch.isneginf,
@@ -968,6 +983,24 @@ MATH_EDGES = {
     "i0e": [19.5, 20.5, 1e10],
     "i1e": [19.5, 20.5, -1e10],
     "exp2": [128.0, -150.0],
+    # erfcx: our switch at 3, the CPU's branches at -6.1, -26.7, 50, 5e7
+    "erfcx": [3.0, 2.999, -6.1, -6.2, -26.6, -26.8, 8.0, 50.5, 6e7, -9.0],
+    "log_ndtr": [-1.0, -0.999, -20.0, -40.0, 6.0, 10.0],
+    # ndtri: outside [0, 1], the ends, the central part's edges 0.25 and 0.75, deep tails
+    "ndtri": [0.0, 1.0, -0.1, 1.1, 0.25, 0.75, 0.2499, 0.7501, 1e-30, 1e-7, 0.9999999, 0.5],
+    "angle": [-1.0, -1e-30, 1e30],
+    "frexp_mantissa": [1e-40, -3.0, 0.5, 1024.0, -1e30],
+    "frexp_exponent": [1e-40, -3.0, 0.5, 1024.0, -1e30],
+    # Bessel: near zeros, the series/integral/asymptotic switches (2, 17), large and negative x
+    "airy_ai": [2.0, 2.001, -8.0, -8.001, -2.33811, 25.0, 103.0, 104.0, -1e3],
+    "bessel_j0": [2.404825, 5.520078, 16.999, 17.0, 17.001, 1e-30, 1e4, -17.5],
+    "bessel_j1": [3.831706, 16.999, 17.0, 17.001, 1e-30, -1e-30, 1e4, -17.5],
+    "bessel_y0": [0.893577, 3.957678, 16.999, 17.001, 1e-30, 1e4, -1.0],
+    "bessel_y1": [2.197141, 16.999, 17.001, 1e-3, 1e4, -1.0],
+    "modified_bessel_k0": [1.999, 2.0, 2.001, 16.999, 17.001, 1e-30, 80.0, 120.0, -1.0],
+    "modified_bessel_k1": [1.999, 2.0, 2.001, 16.999, 17.001, 1e-30, 80.0, 120.0, -1.0],
+    "scaled_modified_bessel_k0": [1.999, 2.001, 16.999, 17.001, 1e-30, 1e4, -1.0],
+    "scaled_modified_bessel_k1": [1.999, 2.001, 16.999, 17.001, 1e-30, 1e4, -1.0],
     "round_decimals": [0.25, 0.35, -0.35, 1e30],
     "softplus": [1.5, 1.6],
     "hardswish": [-3.0, 3.0],
@@ -1006,6 +1039,15 @@ def _math_params():
         ("isposinf", torch.bfloat16),
         ("i0", torch.float64),
         ("i1e", torch.float64),
+        ("erfcx", torch.float64),
+        ("log_ndtr", torch.float64),
+        ("ndtri", torch.float64),
+        ("angle", torch.float16),
+        ("frexp_mantissa", torch.bfloat16),
+        ("frexp_exponent", torch.float16),
+        ("frexp_mantissa", torch.float64),
+        ("modified_bessel_k1", torch.float64),
+        ("scaled_modified_bessel_k0", torch.float64),
     ]:
         params.append(pytest.param(name, dtype, id=f"{name}-{dtype_id(dtype)}"))
     return params
@@ -1017,6 +1059,76 @@ def test_math_special_values(name, dtype):
     skip_unsupported(dtype)
     x, xo = ocl_pair(SPECIAL + MATH_EDGES.get(name, []), dtype)
     check_op(MATH_UNARY[name], [x], [xo], ref64=name not in MATH_SAME_DTYPE)
+
+
+BESSEL_MPMATH = {
+    "airy_ai": ("airyai", None),
+    "bessel_j0": ("besselj", 0),
+    "bessel_j1": ("besselj", 1),
+    "bessel_y0": ("bessely", 0),
+    "bessel_y1": ("bessely", 1),
+    "modified_bessel_k0": ("besselk", 0),
+    "modified_bessel_k1": ("besselk", 1),
+}
+
+
+@pytest.mark.parametrize("name", list(BESSEL_MPMATH))
+def test_bessel_float64_against_mpmath(name):
+    """float64 Bessel functions close to mpmath's (the CPU's own float64 J and Y are off by up
+    to 7e-7 just above x = 5, so the CPU is no reference there), on random x over the series,
+    integral and asymptotic ranges (airy_ai also negative; the CPU's float64 airy_ai is off by up
+    to 3e-6 on [-2.6, -2.09])."""
+    mpmath = pytest.importorskip("mpmath")
+    gen = torch.Generator().manual_seed(7)
+    x = torch.cat(
+        [
+            torch.rand(60, generator=gen, dtype=torch.float64) * 30,
+            torch.rand(20, generator=gen, dtype=torch.float64) * 2,
+            torch.tensor([1e-8, 4.9, 5.1, 5.3, 16.999, 17.001, 40.0, 300.0], dtype=torch.float64),
+        ]
+    )
+    if name == "airy_ai":
+        x = torch.cat([x, -x])
+    fn, nu = BESSEL_MPMATH[name]
+    with mpmath.workdps(30):
+        f = getattr(mpmath, fn)
+        values = [f(v) if nu is None else f(nu, v) for v in x.tolist()]
+        ref = torch.tensor([float(v) for v in values], dtype=torch.float64)
+    got = getattr(torch.special, name)(x.to(DEVICE))
+    # Y's series loses about 1e-9 to cancellation just below the asymptotic range (x < 17).
+    # (airy_ai's series loses about 1e-11 near -8.)
+    rtol, atol = {"bessely": (5e-9, 5e-10), "airyai": (1e-10, 1e-12)}.get(fn, (1e-13, 1e-15))
+    assert_ocl_close(got, ref, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("upper", [False, True], ids=["igamma", "igammac"])
+def test_igamma_float64_against_mpmath(upper):
+    """float64 igamma/igammac to 1e-12 of mpmath over the series and continued-fraction ranges
+    (the CPU's float64 is off by up to 2e-10 for a near x around 100: its large-a expansion)."""
+    mpmath = pytest.importorskip("mpmath")
+    gen = torch.Generator().manual_seed(3)
+    a = torch.cat(
+        [
+            torch.rand(40, generator=gen, dtype=torch.float64) * 12,
+            torch.rand(20, generator=gen, dtype=torch.float64) * 200,
+        ]
+    )
+    x = torch.cat(
+        [
+            torch.rand(40, generator=gen, dtype=torch.float64) * 15,
+            a[40:] * (0.8 + 0.4 * torch.rand(20, generator=gen, dtype=torch.float64)),
+        ]
+    )
+    with mpmath.workdps(30):
+        ref = [
+            mpmath.gammainc(p, q, mpmath.inf, regularized=True)
+            if upper
+            else mpmath.gammainc(p, 0, q, regularized=True)
+            for p, q in zip(a.tolist(), x.tolist(), strict=True)
+        ]
+    ref = torch.tensor([float(v) for v in ref], dtype=torch.float64)
+    fn = torch.igammac if upper else torch.igamma
+    assert_ocl_close(fn(a.to(DEVICE), x.to(DEVICE)), ref, rtol=1e-12, atol=1e-14)
 
 
 MATH_BINARY = {
@@ -1034,6 +1146,8 @@ MATH_BINARY = {
     "fmin": torch.fmin,
     "logaddexp": torch.logaddexp,
     "logaddexp2": torch.logaddexp2,
+    "igamma": torch.igamma,
+    "igammac": torch.igammac,
     "clamp_tensor": lambda a, b: torch.clamp(a, b, b + 1),
     "lerp_tensor": lambda a, b: torch.lerp(a, b, b),
     "mse": lambda a, b: torch.nn.functional.mse_loss(a, b, reduction="none"),
@@ -1057,6 +1171,7 @@ MATH_BINARY_EXACT = ("fmod", "remainder", "copysign", "nextafter", "heaviside", 
         pytest.param("nextafter", torch.bfloat16, id="nextafter-bfloat16"),
         pytest.param("remainder", torch.float16, id="remainder-float16"),
         pytest.param("logaddexp", torch.bfloat16, id="logaddexp-bfloat16"),
+        pytest.param("igammac", torch.float16, id="igammac-float16"),
     ],
 )
 def test_math_binary_special_values(name, dtype):
@@ -1259,3 +1374,69 @@ def test_batched_math_ops(name, dtype):
         recorded = torch.ocl.batch_stats()["ops"] - before
     assert recorded == 1, f"{name}: {recorded} ops batched"
     assert_ocl_close(out, cpu_reference(fn, [x, y]))
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8],
+    ids=dtype_id,
+)
+@pytest.mark.parametrize("shape", [(4, 6), (7, 3), (0, 3), (1, 1)])
+def test_trace(dtype, shape):
+    """trace: the diagonal's sum (integers accumulate into int64), also of a transposed view."""
+    skip_unsupported(dtype)
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(1)) * 10).to(dtype)
+    assert_ocl_close(torch.trace(x.to(DEVICE)), torch.trace(x))
+    assert_ocl_close(torch.trace(x.t().to(DEVICE)), torch.trace(x.t()))
+
+
+def test_trace_errors():
+    for bad, exc in (
+        (torch.randn(3), RuntimeError),
+        (torch.randn(2, 2, 2), RuntimeError),
+        (torch.ones(2, 2, dtype=torch.bool), NotImplementedError),
+    ):
+        with pytest.raises(exc) as cpu_err:
+            torch.trace(bad)
+        with pytest.raises(exc) as ocl_err:
+            torch.trace(bad.to(DEVICE))
+        assert str(ocl_err.value) == str(cpu_err.value)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8],
+    ids=dtype_id,
+)
+def test_cross(dtype):
+    """linalg.cross / cross: a middle dim, broadcast operands, transposed views, empty."""
+    skip_unsupported(dtype)
+    gen = torch.Generator().manual_seed(2)
+
+    def rnd(*shape):
+        return (torch.randn(shape, generator=gen) * 5).to(dtype)
+
+    a, b = rnd(4, 3, 5), rnd(4, 3, 5)
+    assert_ocl_close(
+        torch.linalg.cross(a.to(DEVICE), b.to(DEVICE), dim=1), torch.linalg.cross(a, b, dim=1)
+    )
+    a, b = rnd(2, 1, 3), rnd(1, 4, 3)
+    assert_ocl_close(torch.linalg.cross(a.to(DEVICE), b.to(DEVICE)), torch.linalg.cross(a, b))
+    a, b = rnd(3, 6).t(), rnd(3, 6).t()
+    assert_ocl_close(torch.cross(a.to(DEVICE), b.to(DEVICE), dim=1), torch.cross(a, b, dim=1))
+    a = rnd(0, 3)
+    assert_ocl_close(torch.linalg.cross(a.to(DEVICE), a.to(DEVICE)), torch.linalg.cross(a, a))
+
+
+def test_cross_errors():
+    cases = (
+        (torch.randn(3, 2), torch.randn(3, 2), RuntimeError),
+        (torch.randn(3), torch.randn(3, dtype=torch.float64), RuntimeError),
+        (torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool), NotImplementedError),
+    )
+    for a, b, exc in cases:
+        with pytest.raises(exc) as cpu_err:
+            torch.linalg.cross(a, b)
+        with pytest.raises(exc) as ocl_err:
+            torch.linalg.cross(a.to(DEVICE), b.to(DEVICE))
+        assert str(ocl_err.value) == str(cpu_err.value)

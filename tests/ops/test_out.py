@@ -338,6 +338,43 @@ def _table():
         "nanmedian.dim_values": [((_x(), 0, True), aten.nanmedian.dim)],
         "searchsorted.Scalar_out": [((bounds, 0.25), aten.searchsorted.Scalar)],
     })  # fmt: skip
+    # torch.special functions whose OpInfo samples call them without out=: x over [-2, 2] and
+    # over [0.1, 4.1] for those defined for positive x only; the polynomials at degrees 0..5.
+    special_unary = (
+        "airy_ai",
+        "bessel_j0",
+        "bessel_j1",
+        "modified_bessel_i0",
+        "modified_bessel_i1",
+        "spherical_bessel_j0",
+    )
+    special_positive = (
+        "bessel_y0",
+        "bessel_y1",
+        "modified_bessel_k0",
+        "modified_bessel_k1",
+        "scaled_modified_bessel_k0",
+        "scaled_modified_bessel_k1",
+    )
+    for name in special_unary + special_positive:
+        x = _x(12) if name in special_unary else _x(12).abs() * 2 + 0.1
+        out[f"special_{name}.out"] = [((x,), getattr(aten, f"special_{name}").default)]
+    degrees = torch.arange(20, dtype=torch.float32).remainder(6).reshape(4, 5)
+    for name in (
+        "chebyshev_polynomial_t",
+        "chebyshev_polynomial_u",
+        "chebyshev_polynomial_v",
+        "chebyshev_polynomial_w",
+        "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u",
+        "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w",
+        "hermite_polynomial_h",
+        "hermite_polynomial_he",
+        "laguerre_polynomial_l",
+        "legendre_polynomial_p",
+    ):
+        out[f"special_{name}.out"] = [((_x(13), degrees), getattr(aten, f"special_{name}").default)]
     for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
         out[f"{cmp}.Scalar_out"] = [((_x(), 0.5), getattr(aten, cmp).Scalar)]
     for bit in ("bitwise_and", "bitwise_or", "bitwise_xor"):
