@@ -51,9 +51,11 @@ def has_fp64(ctx):
     return "cl_khr_fp64" in ctx.devices[0].extensions
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def build(ctx):
-    """build(name, options) -> cl.Program for kernels/<name>.cl with common.clh prepended."""
+    """build(name, options) -> cl.Program for kernels/<name>.cl with common.clh prepended.
+    Programs are kept for one test file: kept for the whole run, every variant of every file
+    stays in memory (PoCL's compiled programs took the suite's process to 8 GB)."""
     cache = {}
     common = (KERNEL_DIR / "common.clh").read_text()
 
