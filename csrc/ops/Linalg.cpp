@@ -29,6 +29,7 @@
 #include <ATen/ops/cholesky_native.h>
 #define TORCH_OCL_HAS_CHOLESKY 1
 #endif
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/eye.h>
@@ -240,6 +241,10 @@ void lu_solve_kernel(const at::Tensor& LU, const at::Tensor& pivots, const at::T
 void triangular_solve_kernel(const at::Tensor& A, const at::Tensor& B, bool left, bool upper,
                              at::native::TransposeType transpose, bool unitriangular) {
   if (B.numel() == 0) return;
+  // The CPU's kernel reads B (linalg_solve_triangular's out) as A's type: an out of another
+  // dtype raises there (from data_ptr), and so here, with its message.
+  TORCH_CHECK(B.scalar_type() == A.scalar_type(), "expected scalar type ", A.scalar_type(),
+              " but found ", B.scalar_type());
   const at::IntArrayRef batch = B.sizes().slice(0, B.dim() - 2);
   Mats a = mats(expand_batch(A, batch, 2), false);
   // The stub's contract is BLAS's: A's memory read as column-major matrices (ATen passes a
@@ -370,6 +375,17 @@ void ormqr_kernel(const at::Tensor& input, const at::Tensor& tau, const at::Tens
   // C op(Q) = (op(Q)^T C^T)^T
   householder_apply(v, t, left ? c : c.mT(), t.size(-1), left ? transpose : !transpose);
   c.finish();
+}
+
+// ormqr.out: ATen's implementation copies `other` into the out first, so an out that shares
+// memory with the reflectors or tau would lose them before they are read: those are read
+// from copies, as if they were other tensors.
+at::Tensor& ormqr_out(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other,
+                      bool left, bool transpose, at::Tensor& out) {
+  const auto own = [&](const at::Tensor& t) {
+    return at::get_overlap_status(t, out) == at::MemOverlapStatus::No ? t : t.clone();
+  };
+  return at::native::ormqr_out(own(input), own(tau), other, left, transpose, out);
 }
 
 // Cyclic Jacobi (kernels/linalg.cl, eigh): eigenvalues ascending, eigenvectors in `vectors`
@@ -511,7 +527,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_householder_product", TORCH_FN(at::native::linalg_householder_product));
   m.impl("linalg_householder_product.out", TORCH_FN(at::native::linalg_householder_product_out));
   m.impl("ormqr", TORCH_FN(at::native::ormqr));
-  m.impl("ormqr.out", TORCH_FN(at::native::ormqr_out));
+  m.impl("ormqr.out", TORCH_FN(torch_ocl::ormqr_out));
   m.impl("_linalg_eigh", Eigh::functional);
   m.impl("_linalg_eigh.eigenvalues", Eigh::out2);
   m.impl("_linalg_svd", Svd::functional);

@@ -1777,7 +1777,6 @@ NOT_NATIVE = {
     ("to_sparse", "int32", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("to_sparse", "int64", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("to_sparse", "uint8", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("unfold_copy", "float32", "backward"): (0, "not native yet: aten::unfold_backward"),
     ("unique", "bfloat16", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "bool", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "float16", "forward"): (27, "not native yet: aten::unique_dim"),
