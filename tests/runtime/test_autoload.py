@@ -53,3 +53,12 @@ def test_autoload_disabled(subprocess_env):
     proc = _run(code, env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["False", "False"]
+
+
+def test_import_is_silent(subprocess_env):
+    """Importing torch_ocl prints nothing: in particular no "Overriding a previously registered
+    kernel" warning, which two registrations of one op for PrivateUse1 print (one of them then
+    silently wins)."""
+    result = _run("import torch, torch_ocl", dict(subprocess_env))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "", result.stderr
