@@ -8,11 +8,33 @@ import pytest
 import torch
 from ocl_testing import DEVICE, make_cpu
 
-# Ops that have no native ocl kernel (the test picks them because they are unlikely to get one
-# soon; if one does, pick another).
-# Ops with no native kernel yet (the fallback's test subjects): igamma (one output, out=,
-# in-place) and linalg_ldl_factor_ex (several outputs; linalg_qr was this until it got one).
-CUMSUM = "aten::igamma"
+# The fallback's test subjects. An op of our own with CPU kernels only (functional, out= and
+# in-place forms) never gets a native kernel, unlike the aten ops this file used before (cumsum,
+# then igamma: each became native and the test lost its subject). linalg_ldl_factor_ex (several
+# outputs) is an aten op with no native kernel yet; if it gets one, pick another.
+_LIB = torch.library.Library("ocl_fallback_test", "DEF")
+_LIB.define("shift(Tensor x, float d) -> Tensor")
+_LIB.define("shift.out(Tensor x, float d, *, Tensor(a!) out) -> Tensor(a!)")
+_LIB.define("shift_(Tensor(a!) self, float d) -> Tensor(a!)")
+
+
+def _shift_cpu(x, d):
+    return torch.igamma(x.abs() + 1, x.abs() + d + 1)
+
+
+def _shift_out_cpu(x, d, *, out):
+    return out.resize_(x.shape).copy_(_shift_cpu(x, d))
+
+
+def _shift_inplace_cpu(x, d):
+    return x.copy_(_shift_cpu(x, d))
+
+
+_LIB.impl("shift", _shift_cpu, "CPU")
+_LIB.impl("shift.out", _shift_out_cpu, "CPU")
+_LIB.impl("shift_", _shift_inplace_cpu, "CPU")
+
+CUMSUM = "ocl_fallback_test::shift"
 SORT = "aten::linalg_ldl_factor_ex"
 
 
@@ -22,8 +44,10 @@ def _sym(x):
 
 
 def _op(t, d, **kw):
-    """igamma on positive arguments that depend on d (a stand-in for an op with a dim)."""
-    return torch.igamma(t.abs() + 1, t.abs() + d + 1, **kw)
+    """ocl_fallback_test::shift (CPU kernels only), its out= form with out=."""
+    if "out" in kw:
+        return torch.ops.ocl_fallback_test.shift.out(t, float(d), **kw)
+    return torch.ops.ocl_fallback_test.shift(t, float(d))
 
 
 def _fallback_warnings(record, name):
@@ -40,13 +64,13 @@ def test_error_mode_raises_naming_the_op():
     x = make_cpu((5, 4), torch.float32).to(DEVICE)
     with torch.ocl.fallback_mode("error"):
         assert torch.ocl.get_fallback_mode() == "error"
-        with pytest.raises(NotImplementedError, match="igamma"):
+        with pytest.raises(NotImplementedError, match="ocl_fallback_test::shift"):
             _op(x, 0)
         with pytest.raises(NotImplementedError, match="linalg_ldl_factor"):
             torch.linalg.ldl_factor(_sym(x))
 
 
-def test_warn_mode_warns_once_per_op_and_computes():
+def test_warn_mode_warns_once_per_op_and_computes(capfd):
     x_cpu = make_cpu((5, 4), torch.float32)
     x = x_cpu.to(DEVICE)
     torch.ocl.reset_fallback_counts()
@@ -56,9 +80,12 @@ def test_warn_mode_warns_once_per_op_and_computes():
         r2 = _op(x, 1)
         values, indices = torch.linalg.ldl_factor(_sym(x))
         torch.linalg.ldl_factor(_sym(x) * 2)
-    assert len(_fallback_warnings(record, CUMSUM)) == 1
+    # An op whose CPU kernel is Python (ours) gets the warning on stderr from c10's handler
+    # rather than as a Python warning; an aten op gets a Python warning.
+    stderr = capfd.readouterr().err
+    assert stderr.count(f"'{CUMSUM}' has no native ocl kernel and runs on the CPU") == 1, stderr
     assert len(_fallback_warnings(record, SORT)) == 1
-    msg = str(_fallback_warnings(record, CUMSUM)[0].message)
+    msg = str(_fallback_warnings(record, SORT)[0].message)
     assert "CPU" in msg
     # The results are right and live on the device.
     assert r1.device.type == "ocl" and values.device.type == "ocl"
@@ -86,14 +113,17 @@ def test_counts_and_reset():
     assert _count(CUMSUM) == 0
 
 
-def test_silent_mode_does_not_warn():
+def test_silent_mode_does_not_warn(capfd):
     x = make_cpu((7,), torch.float32).to(DEVICE)
     torch.ocl.reset_fallback_counts()  # a first use would warn in "warn" mode
+    capfd.readouterr()
     with torch.ocl.fallback_mode("silent"), warnings.catch_warnings():
         warnings.simplefilter("error")
         r = _op(x, 0)
+        torch.linalg.ldl_factor(_sym(make_cpu((5, 4), torch.float32).to(DEVICE)))
     assert r.device.type == "ocl"
     assert _count(CUMSUM) == 1
+    assert "no native ocl kernel" not in capfd.readouterr().err
 
 
 def test_in_place_and_out_fallback_write_back():
@@ -103,9 +133,9 @@ def test_in_place_and_out_fallback_write_back():
     with torch.ocl.fallback_mode("silent"):
         _op(x, 1, out=out)
         y = x.abs() + 1
-        y.igamma_(x.abs() + 1)
+        torch.ops.ocl_fallback_test.shift_(y, 2.0)
     torch.testing.assert_close(out.cpu(), _op(x_cpu, 1))
-    torch.testing.assert_close(y.cpu(), torch.igamma(x_cpu.abs() + 1, x_cpu.abs() + 1))
+    torch.testing.assert_close(y.cpu(), _shift_cpu(x_cpu.abs() + 1, 2.0))
 
 
 def test_mode_setting():
