@@ -14,6 +14,7 @@ torchvision's whole zoo at the sizes the issue names.
 from __future__ import annotations
 
 import copy
+import gc
 import os
 
 import pytest
@@ -23,6 +24,15 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 FULL = os.environ.get("TORCH_OCL_MODELS") == "full"
+
+
+@pytest.fixture(autouse=True)
+def _release_memory():
+    """Each network's tensors go back to the system after its test (the caching allocator
+    would keep the largest network's blocks for the rest of the run)."""
+    yield
+    gc.collect()
+    torch.ocl.empty_cache()
 REL_TOL = 1e-4
 
 
