@@ -200,6 +200,8 @@ def test_unpack_pivots(ctx, queue, build):
     perm = np.tile(np.arange(m, dtype=np.int64), (b, 1))
     pb = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=perm)
     vb = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=piv)
+    err = np.zeros(1, dtype=np.int32)
+    eb = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=err)
     cl.Kernel(prog(build, "float"), "unpack_pivots")(
         queue,
         (LWS,),
@@ -211,8 +213,12 @@ def test_unpack_pivots(ctx, queue, build):
         np.int64(b),
         np.int32(m),
         np.int32(k),
+        eb,
+        np.int32(7),
     )
     cl.enqueue_copy(queue, perm, pb)
+    cl.enqueue_copy(queue, err, eb)
+    assert err[0] == 0, "valid pivots reported as out of range"
     for q in range(b):
         want = list(range(m))
         for i in range(k):
