@@ -33,6 +33,8 @@ def _release_memory():
     yield
     gc.collect()
     torch.ocl.empty_cache()
+
+
 REL_TOL = 1e-4
 
 
