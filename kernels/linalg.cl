@@ -329,6 +329,15 @@ int2 jacobi_pair(int n2, int r, int i) {
 //   eigenvectors (columns), val[b*n + i] <- the eigenvalues in ascending order. work holds
 //   2*n*n + n + 1 elements per matrix (the matrix being diagonalised, the rotations' product
 //   and the rotations of one round). info[b] = 1 if max_sweeps sweeps did not converge, else 0.
+// The Jacobi rotation (c, s) that zeroes the off-diagonal g of the symmetric 2x2 [[a, g], [g, b]]
+// (the smaller of the two angles), shared by eigh (A's entries) and SVD (columns' inner products).
+inline void jacobi_rotation(T a, T b, T g, T* c, T* s) {
+  const T zeta = (b - a) / (2 * g);
+  const T t = (zeta >= 0 ? (T)1 : (T)-1) / (fabs(zeta) + sqrt((T)1 + zeta * zeta));
+  *c = (T)1 / sqrt((T)1 + t * t);
+  *s = t * *c;
+}
+
 __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __global T* val,
                    ulong val_off, __global T* work, ulong work_off, __global int* info,
                    ulong info_off, int n, int upper, int max_sweeps) {
@@ -361,10 +370,7 @@ __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __
           const T apq = A[pq.x + (long)pq.y * n];
           if (fabs(apq) > JACOBI_EPS * sqrt(fabs(app)) * sqrt(fabs(aqq)) && apq != (T)0 &&
               !isnan(apq)) {
-            const T tau = (aqq - app) / (2 * apq);
-            const T t = (tau >= 0 ? (T)1 : (T)-1) / (fabs(tau) + sqrt((T)1 + tau * tau));
-            c = (T)1 / sqrt((T)1 + t * t);
-            s = t * c;
+            jacobi_rotation(app, aqq, apq, &c, &s);
             atomic_or(&rotated, 1);
           }
         }
@@ -479,10 +485,7 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
             ga += wp[k] * wq[k];
           }
           if (fabs(ga) > JACOBI_EPS * sqrt(al) * sqrt(be) && fabs(ga) > noise && !isnan(ga)) {
-            const T zeta = (be - al) / (2 * ga);
-            const T t = (zeta >= 0 ? (T)1 : (T)-1) / (fabs(zeta) + sqrt((T)1 + zeta * zeta));
-            c = (T)1 / sqrt((T)1 + t * t);
-            sn = t * c;
+            jacobi_rotation(al, be, ga, &c, &sn);
             atomic_or(&rotated, 1);
           }
         }
