@@ -380,7 +380,7 @@ def sdist(session: nox.Session) -> None:
 @nox.session
 def kernels(session: nox.Session) -> None:
     """Run tests/kernels through pyopencl on PoCL: no torch, no native build."""
-    session.install("pyopencl[pocl]", "numpy", "pytest")
+    session.install("pyopencl[pocl]", "numpy", "pytest", "pytest-xdist")
     if not POCL_PLATFORM:
         try:
             session.run("python", "ci/opencl_platforms.py", "--require-any", silent=True)

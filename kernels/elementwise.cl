@@ -503,11 +503,7 @@ inline COMP ew_nextafter(COMP a, COMP b) {
 #if EW_COMP_IS(half) || EW_COMP_IS(bf16)
   if (isnan(a) || isnan(b)) return a + b;
 #if EW_COMP_IS(half)
-  ushort fa, fb;
-  vstore_half(a, 0, (__private half*)&fa);
-  vstore_half(b, 0, (__private half*)&fb);
-  const ushort r = ew_next_bits16(fa, fb);
-  return vload_half(0, (__private const half*)&r);
+  return ocl_half_to_float(ew_next_bits16(ocl_float_to_half(a), ocl_float_to_half(b)));
 #else
   const ushort r =
       ew_next_bits16((ushort)(as_uint(a) >> 16), (ushort)(as_uint(b) >> 16));

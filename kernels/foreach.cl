@@ -29,6 +29,7 @@
 //   foreach_apply     out = OP(a, b, c) elementwise; see "foreach_apply" below.
 //   foreach_norm_partial / foreach_norm_finish   per-tensor vector norms, two passes.
 //   fused_adam, fused_sgd, fused_adagrad          optimizer steps (torch's _fused_*_ ops).
+//   cat_copy          torch.cat of many inputs in one launch; see "cat_copy" below.
 
 #define MT_NB 32
 
@@ -565,3 +566,26 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void fused_adagrad(
   MT_FOR_EACH(ADAGRAD_BODY);
 }
 #endif  // FUSED_KERNELS
+
+// ---------------------------------------------------------------------------------------------
+// cat_copy: torch.cat's copies in one launch (csrc/ops/Cat.cpp). Seen in memory order, the
+// output is `outer` rows of `row_stride` elements, and input r (list 0, -DNLIST=1) is a slab of
+// `outer` rows of block_r elements that starts at column col_r:
+//   out[out_off + (i / block_r) * row_stride + col_r + i % block_r] = input_r[i]
+// block_r and col_r are the row's two words (-DSCALARLIST). Elements move as integers of their
+// size: -DT=uchar|short|int|long. Options: -DCAT_COPY -DNLIST=1 -DSCALARLIST + the geometry.
+// Arguments: MT_BUF_PARAMS, mt_table tab, uint chunk, T* out, ulong out_off, ulong row_stride.
+#ifdef CAT_COPY
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void cat_copy(
+    MT_BUF_PARAMS, const mt_table tab, uint chunk, __global STORE_TYPE(T)* out, ulong out_off,
+    ulong row_stride) {
+  MT_BUFS;
+  MT_LOCATE(chunk);
+  __global const STORE_TYPE(T)* const src = MT_PTR(T, mt_r, 0);
+  const uint block = MT_AT(mt_r, 3 + NLIST);
+  __global STORE_TYPE(T)* const dst = out + out_off + MT_AT(mt_r, 4 + NLIST);
+#define CAT_BODY(i) dst[(ulong)((i) / block) * row_stride + (i) % block] = src[i]
+  MT_FOR_EACH(CAT_BODY);
+#undef CAT_BODY
+}
+#endif  // CAT_COPY

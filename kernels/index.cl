@@ -90,15 +90,8 @@ __kernel void index_select(ulong total, ulong inner, ulong n_idx, long src_dim, 
 #define TSIZE_bfloat16 2
 #define TSIZE OCL_CAT(TSIZE_, T)
 
-inline uint half_word(float x) {
-  ushort h;
-  vstore_half_rte(x, 0, (__private half*)&h);
-  return (uint)h;
-}
-inline float half_value(uint w) {
-  const ushort h = (ushort)w;
-  return vload_half(0, (__private const half*)&h);
-}
+inline uint half_word(float x) { return (uint)ocl_float_to_half(x); }
+inline float half_value(uint w) { return ocl_half_to_float((ushort)w); }
 
 // WORD(x): the bits of a value already CONVERTed to T; VALUE_OF(w): the value of T's bits.
 #define WORD_float(x) as_uint(x)

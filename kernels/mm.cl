@@ -22,6 +22,9 @@
 //     wraps around modulo 2^bits, so the host runs signed integers of the same size through
 //     these (the bits of a two's-complement wrap-around result are the same; signed overflow
 //     would be undefined in OpenCL C).
+//   -DMM_S=half | -DMM_S=bfloat16 (with -DT=float): float16/bfloat16 matrices, read into float,
+//     accumulated in float and rounded once when stored (as CPU torch's half GEMM); the bias and
+//     C have the same storage type.
 //   -DA_TRANS, -DB_TRANS, -DHAS_BIAS                 (optional, independent)
 //   -DTM=.. -DTN=.. -DLX=.. -DLY=..                  (optional tuning, defaults below)
 //   Defaults: TM = 6; TN = 8 for double and ulong, 16 otherwise (TN must be a multiple of 8);
@@ -73,14 +76,26 @@
 #ifndef T
 #define T float
 #endif
+
+// Element storage: T itself, or a half type (MM_S) read into T and rounded when stored.
+#ifdef MM_S
+#define SP STORE_TYPE(MM_S)
+#define MM_LD(p, i) LOAD(MM_S, p, i)
+#define MM_ST(p, i, v) STORE(MM_S, p, i, v)
+#else
+#define SP T
+#define MM_LD(p, i) ((p)[i])
+#define MM_ST(p, i, v) ((p)[i] = (v))
+#endif
+
 #ifndef GLWS
 #define GLWS 16
 #endif
 
 __kernel __attribute__((reqd_work_group_size(GLWS, 1, 1))) void gemv(
-    ulong K, __global const T* A, ulong a_off, long sa_m, long sa_k, __global const T* x,
-    ulong x_off, long sx, __global T* y, ulong y_off, long sy, T alpha, T beta,
-    __global const T* bias, ulong bias_off, long sbias) {
+    ulong K, __global const SP* A, ulong a_off, long sa_m, long sa_k, __global const SP* x,
+    ulong x_off, long sx, __global SP* y, ulong y_off, long sy, T alpha, T beta,
+    __global const SP* bias, ulong bias_off, long sbias) {
   __local T part[GLWS];
   const long m = get_group_id(0);
   const int l = get_local_id(0);
@@ -95,11 +110,11 @@ __kernel __attribute__((reqd_work_group_size(GLWS, 1, 1))) void gemv(
   T s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   ulong k = k0;
   for (; k + 8 <= k1; k += 8)
-    for (int j = 0; j < 8; ++j) s[j] += A[k + j] * x[k + j];
-  for (; k < k1; ++k) s[0] += A[k] * x[k];
+    for (int j = 0; j < 8; ++j) s[j] += MM_LD(A, k + j) * MM_LD(x, k + j);
+  for (; k < k1; ++k) s[0] += MM_LD(A, k) * MM_LD(x, k);
   acc = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 #else
-  for (ulong k = l; k < K; k += GLWS) acc += A[(long)k * sa_k] * x[(long)k * sx];
+  for (ulong k = l; k < K; k += GLWS) acc += MM_LD(A, (long)k * sa_k) * MM_LD(x, (long)k * sx);
 #endif
   part[l] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -110,9 +125,9 @@ __kernel __attribute__((reqd_work_group_size(GLWS, 1, 1))) void gemv(
   if (l == 0) {
     T v = alpha * part[0];
 #ifdef HAS_BIAS
-    if (beta != (T)0) v += beta * bias[bias_off + m * sbias];
+    if (beta != (T)0) v += beta * MM_LD(bias, bias_off + m * sbias);
 #endif
-    y[y_off + m * sy] = v;
+    MM_ST(y, y_off + m * sy, v);
   }
 }
 
@@ -146,16 +161,18 @@ __kernel __attribute__((reqd_work_group_size(GLWS, 1, 1))) void gemv(
 #define NV (TN / 8)
 
 // Eight consecutive elements starting at p, as one vector (unaligned-safe).
-#define MM_LOAD8(p) ((VT)((p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7]))
+#define MM_LOAD8(p)                                                                                \
+  ((VT)(MM_LD(p, 0), MM_LD(p, 1), MM_LD(p, 2), MM_LD(p, 3), MM_LD(p, 4), MM_LD(p, 5), MM_LD(p, 6), \
+        MM_LD(p, 7)))
 
 // Store one finished element of C (caller guarantees m < M and n < N).
-inline void mm_store(__global T* C, long ldc, int m, int n, T v, T alpha, T beta,
-                     __global const T* bias, long bias_sm, long bias_sn) {
+inline void mm_store(__global SP* C, long ldc, int m, int n, T v, T alpha, T beta,
+                     __global const SP* bias, long bias_sm, long bias_sn) {
   T r = alpha * v;
 #ifdef HAS_BIAS
-  if (beta != (T)0) r = r + beta * bias[(long)m * bias_sm + (long)n * bias_sn];
+  if (beta != (T)0) r = r + beta * MM_LD(bias, (long)m * bias_sm + (long)n * bias_sn);
 #endif
-  C[(long)m * ldc + n] = r;
+  MM_ST(C, (long)m * ldc + n, r);
 }
 
 // s + (sum of the lanes of v), added lane by lane onto the scalar s. Deliberately not a
@@ -165,9 +182,9 @@ inline void mm_store(__global T* C, long ldc, int m, int n, T v, T alpha, T beta
   (((((((((s) + (v).s0) + (v).s1) + (v).s2) + (v).s3) + (v).s4) + (v).s5) + (v).s6) + (v).s7)
 
 __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
-    int M, int N, int K, __global const T* A, ulong a_off, long lda, __global const T* B,
-    ulong b_off, long ldb, __global T* C, ulong c_off, long ldc, T alpha, T beta,
-    __global const T* bias, ulong bias_off, long bias_sm, long bias_sn, long a_sb, long b_sb,
+    int M, int N, int K, __global const SP* A, ulong a_off, long lda, __global const SP* B,
+    ulong b_off, long ldb, __global SP* C, ulong c_off, long ldc, T alpha, T beta,
+    __global const SP* bias, ulong bias_off, long bias_sm, long bias_sn, long a_sb, long b_sb,
     long c_sb, long bias_sb) {
   const int n0 = (int)get_global_id(0) * TN;
   const int m0 = (int)get_global_id(1) * TM;
@@ -196,12 +213,12 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
   const int k8 = K & ~7;
   for (int sm = 0; sm < TM; sm += DM) {
     if (m0 + sm >= M) break;
-    __global const T* ap[DM];
+    __global const SP* ap[DM];
 #pragma unroll
     for (int i = 0; i < DM; ++i) ap[i] = A + (long)min(m0 + sm + i, M - 1) * lda;
     for (int sn = 0; sn < TN; sn += DN) {
       if (n0 + sn >= N) break;
-      __global const T* bp[DN];
+      __global const SP* bp[DN];
 #pragma unroll
       for (int j = 0; j < DN; ++j) bp[j] = B + (long)min(n0 + sn + j, N - 1) * ldb;
       VT acc[DM][DN];
@@ -226,7 +243,7 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
 #pragma unroll
         for (int j = 0; j < DN; ++j) {
           T s = (T)0;
-          for (int k = k8; k < K; ++k) s = ap[i][k] * bp[j][k] + s;
+          for (int k = k8; k < K; ++k) s = MM_LD(ap[i], k) * MM_LD(bp[j], k) + s;
           s = MM_ADD_LANES(s, acc[i][j]);
           const int m = m0 + sm + i, n = n0 + sn + j;
           if (m < M && n < N) mm_store(C, ldc, m, n, s, alpha, beta, bias, bias_sm, bias_sn);
@@ -257,27 +274,27 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
 #endif
   for (int sn = 0; sn < TN; sn += CW) {
     if (n0 + sn >= N) break;
-    __global const T* bp[CW];
+    __global const SP* bp[CW];
 #pragma unroll
     for (int j = 0; j < CW; ++j) bp[j] = B + (long)min(n0 + sn + j, N - 1) * ldb;
     VT acc[CW];
 #pragma unroll
     for (int j = 0; j < CW; ++j) acc[j] = (VT)(0);
     if (full_m) {
-      __global const T* ap = A + m0;
+      __global const SP* ap = A + m0;
       for (int k = 0; k < K; ++k) {
         const VT a = MM_LOAD8(ap);
 #pragma unroll
-        for (int j = 0; j < CW; ++j) acc[j] = a * (VT)(bp[j][k]) + acc[j];
+        for (int j = 0; j < CW; ++j) acc[j] = a * (VT)(MM_LD(bp[j], k)) + acc[j];
         ap += lda;
       }
     } else {
-      __global const T* ap = A;
+      __global const SP* ap = A;
       for (int k = 0; k < K; ++k) {
-        const VT a = (VT)(ap[am[0]], ap[am[1]], ap[am[2]], ap[am[3]], ap[am[4]], ap[am[5]],
-                          ap[am[6]], ap[am[7]]);
+        const VT a = (VT)(MM_LD(ap, am[0]), MM_LD(ap, am[1]), MM_LD(ap, am[2]), MM_LD(ap, am[3]),
+                          MM_LD(ap, am[4]), MM_LD(ap, am[5]), MM_LD(ap, am[6]), MM_LD(ap, am[7]));
 #pragma unroll
-        for (int j = 0; j < CW; ++j) acc[j] = a * (VT)(bp[j][k]) + acc[j];
+        for (int j = 0; j < CW; ++j) acc[j] = a * (VT)(MM_LD(bp[j], k)) + acc[j];
         ap += lda;
       }
     }
@@ -316,12 +333,12 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
   int am[TM];
 #pragma unroll
   for (int i = 0; i < TM; ++i) am[i] = min(m0 + i, M - 1);
-#define MM_A(i, k) (A[(long)(k)*lda + am[i]])
+#define MM_A(i, k) MM_LD(A, (long)(k)*lda + am[i])
 #else
-  __global const T* ap[TM];
+  __global const SP* ap[TM];
 #pragma unroll
   for (int i = 0; i < TM; ++i) ap[i] = A + (long)min(m0 + i, M - 1) * lda;
-#define MM_A(i, k) (ap[i][k])
+#define MM_A(i, k) MM_LD(ap[i], k)
 #endif
 
 #define MM_FMA_ROW(k)                                                                  \
@@ -333,7 +350,7 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
   } while (0)
 
   // B[k, n] = B[k*ldb + n]: one contiguous TN-wide row per k.
-  __global const T* bp = B + n0;
+  __global const SP* bp = B + n0;
   if (n0 + TN <= N) {
     for (int k = 0; k < K; ++k) {
       VT b[NV];
@@ -350,7 +367,7 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
       for (int v = 0; v < NV; ++v) {
         T t[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) t[j] = bp[min(8 * v + j, last)];
+        for (int j = 0; j < 8; ++j) t[j] = MM_LD(bp, min(8 * v + j, last));
         b[v] = (VT)(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
       }
       MM_FMA_ROW(k);
@@ -364,18 +381,18 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void mm(
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       if (m0 + i < M) {
-        __global T* cp = C + (long)(m0 + i) * ldc + n0;
+        __global SP* cp = C + (long)(m0 + i) * ldc + n0;
 #pragma unroll
         for (int v = 0; v < NV; ++v) {
           const VT r = alpha * acc[i][v];
-          cp[8 * v + 0] = r.s0;
-          cp[8 * v + 1] = r.s1;
-          cp[8 * v + 2] = r.s2;
-          cp[8 * v + 3] = r.s3;
-          cp[8 * v + 4] = r.s4;
-          cp[8 * v + 5] = r.s5;
-          cp[8 * v + 6] = r.s6;
-          cp[8 * v + 7] = r.s7;
+          MM_ST(cp, 8 * v + 0, r.s0);
+          MM_ST(cp, 8 * v + 1, r.s1);
+          MM_ST(cp, 8 * v + 2, r.s2);
+          MM_ST(cp, 8 * v + 3, r.s3);
+          MM_ST(cp, 8 * v + 4, r.s4);
+          MM_ST(cp, 8 * v + 5, r.s5);
+          MM_ST(cp, 8 * v + 6, r.s6);
+          MM_ST(cp, 8 * v + 7, r.s7);
         }
       }
     }

@@ -158,11 +158,10 @@ inline float rnd_uniform(uint x, float p1, float p2) {
   if (!(p1 < p2) || !isfinite(p2)) return v;
   if (v >= p2) v = rnd_float_down(p2);
 #if OUT_IS_HALF
-  ushort h;
-  vstore_half_rte(v, 0, (__private half*)&h);
-  if (vload_half(0, (__private half*)&h) >= p2) {
+  ushort h = ocl_float_to_half(v);
+  if (ocl_half_to_float(h) >= p2) {
     h = rnd_bits16_down(h);
-    v = vload_half(0, (__private half*)&h);
+    v = ocl_half_to_float(h);
   }
 #elif OUT_IS_BF16
   const ushort h = ocl_float_to_bf16(v);

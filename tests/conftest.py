@@ -103,14 +103,53 @@ def subprocess_env():
     return env
 
 
-def pytest_terminal_summary(terminalreporter):
-    """The run's peak memory (CI machines are small: a leak shows here before it kills a run)."""
+_FILE_SECONDS: dict[str, float] = {}
+_WORKER_LINES: list[str] = []  # the memory line of every pytest-xdist worker, on the controller
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def _memory_line(who: str) -> str:
     import resource
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    line = f"torch-ocl: peak resident memory of the test process {peak_mb:.0f} MB"
+    line = f"{who}: peak resident memory {peak_mb:.0f} MB"
     if ocl_available():
         reserved = torch.ocl.memory_reserved() / 2**20
         peak = torch.ocl.max_memory_reserved() / 2**20
         line += f"; ocl memory reserved: {peak:.0f} MB at the peak, {reserved:.0f} MB at the end"
-    terminalreporter.write_line(line)
+    return line
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook sends workeroutput
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: the controller prints it
+        workeroutput["torch_ocl_memory"] = _memory_line(
+            f"worker {session.config.workerinput['workerid']}"
+        )
+
+
+def pytest_testnodedown(node, error):
+    line = getattr(node, "workeroutput", {}).get("torch_ocl_memory")
+    if line:
+        _WORKER_LINES.append(line)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The run's slowest test files (CI's time budget) and the peak memory of each test process
+    (CI machines are small: a leak shows here before it kills a run)."""
+    slowest = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:12]
+    if slowest:
+        total = sum(_FILE_SECONDS.values())
+        terminalreporter.write_line(
+            f"torch-ocl: slowest test files (of {total:.0f} s in tests, all processes):"
+        )
+        for path, secs in slowest:
+            terminalreporter.write_line(f"  {secs:7.1f} s  {path}")
+    lines = sorted(_WORKER_LINES) or [_memory_line("test process")]
+    for line in lines:
+        terminalreporter.write_line(f"torch-ocl: {line}")

@@ -1,11 +1,12 @@
 // mm, addmm (and so nn.Linear), bmm and baddbmm (batches in one launch) with the register-blocked
 // kernel of kernels/mm.cl; addmv (and so mv, matmul of a matrix and a vector), dot and vdot with
 // its gemv kernel; addbmm as ATen's own function (one addmm_ per batch); trace as the sum of the
-// diagonal. Transposed
-// operands are read in place (A_TRANS / B_TRANS); other layouts are made contiguous first.
-// float16/bfloat16 compute in float32; integers wrap around like CPU torch's. Registered through
-// Structured.h: ATen's meta functions check shapes and dtypes, out= and in-place are checked and
-// resized there, and an output that overlaps an operand is computed into a temporary.
+// diagonal. Transposed operands are read in place (A_TRANS / B_TRANS); other layouts are made
+// contiguous first. float16/bfloat16 accumulate in float32; they are read and stored as they are
+// (gemv everywhere, mm on GPUs; a CPU device widens mm's operands once, see baddbmm_impl); integers
+// wrap around like CPU torch's. Registered through Structured.h: ATen's meta functions check shapes
+// and dtypes, out= and in-place are checked and resized there, and an output that overlaps an
+// operand is computed into a temporary.
 #include <ATen/ops/_addmm_activation_meta.h>
 #include <ATen/ops/addbmm_native.h>
 #include <ATen/ops/addmm_meta.h>
@@ -21,6 +22,7 @@
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
+#include "runtime/Device.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -48,21 +50,25 @@ Operand layout(const at::Tensor& x) {
   return {c, false, std::max<int64_t>(cols, 1), x.size(0) == 1 ? 0 : rows * cols};
 }
 
-// The kernel's element type: integers compute as the unsigned type of their size, whose
-// wrap-around arithmetic gives the same bits as CPU torch's two's-complement wrap-around.
-const char* mm_tag(at::ScalarType t, int device) {
+// The kernel's element type options: integers compute as the unsigned type of their size, whose
+// wrap-around arithmetic gives the same bits as CPU torch's two's-complement wrap-around;
+// float16/bfloat16 are stored as they are and computed in float (-DMM_S, kernels/mm.cl).
+std::string mm_type_options(at::ScalarType t, int device) {
   switch (t) {
     case at::kLong:
-      return "ulong";
+      return "-DT=ulong";
     case at::kInt:
-      return "uint";
+      return "-DT=uint";
     case at::kShort:
-      return "ushort";
+      return "-DT=ushort";
     case at::kChar:
     case at::kByte:
-      return "uchar";
+      return "-DT=uchar";
+    case at::kHalf:
+    case at::kBFloat16:
+      return std::string("-DT=float -DMM_S=") + type_tag(t, device);
     default:
-      return type_tag(t, device);
+      return std::string("-DT=") + type_tag(t, device);
   }
 }
 
@@ -99,7 +105,7 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   const at::ScalarType t = out.scalar_type();
   const Operand A = layout(a), B = layout(b);
   const bool has_bias = bias.defined() && beta.toDouble() != 0.0;
-  std::string opts = std::string("-DT=") + mm_tag(t, device);
+  std::string opts = mm_type_options(t, device);
   if (A.trans) opts += " -DA_TRANS";
   if (B.trans) opts += " -DB_TRANS";
   if (has_bias) opts += " -DHAS_BIAS";
@@ -132,7 +138,7 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
 }
 
 // out (B x M x N, contiguous) = beta * bias + alpha * a @ b for batches of matrices: bias is
-// undefined (bmm) or broadcastable to B x M x N. Half types compute in float32.
+// undefined (bmm) or broadcastable to B x M x N.
 void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b,
                   const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out,
                   const char* name) {
@@ -142,15 +148,19 @@ void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor&
   const int64_t nb = a.size(0), M = a.size(1), N = b.size(2);
   at::Tensor bias_bmn;
   if (bias.defined()) bias_bmn = bias.expand({nb, M, N});
-  const bool reduced = t == at::kHalf || t == at::kBFloat16;
-  if (!reduced) {
-    launch_mm(a, b, bias_bmn, beta, alpha, out);
+  const int device = out.device().index();
+  if ((t == at::kHalf || t == at::kBFloat16) && (device_info(device).type & CL_DEVICE_TYPE_CPU)) {
+    // A CPU device widens the operands to float32 once (the packing step of a CPU GEMM): the
+    // kernel reads every element of A and B many times, and widening a half on each read costs
+    // more than the multiply-adds (PoCL, 512^3: 10-12 GFLOP/s reading float16 in the kernel,
+    // 80 with float32 copies; bfloat16 78 and 140). GPUs read the half types in the kernel.
+    at::Tensor tmp = at::empty({nb, M, N}, out.options().dtype(at::kFloat));
+    launch_mm(a.to(at::kFloat), b.to(at::kFloat),
+              bias_bmn.defined() ? bias_bmn.to(at::kFloat) : bias_bmn, beta, alpha, tmp);
+    out.copy_(tmp);
     return;
   }
-  at::Tensor tmp = at::empty({nb, M, N}, out.options().dtype(at::kFloat));
-  launch_mm(a.to(at::kFloat), b.to(at::kFloat),
-            bias_bmn.defined() ? bias_bmn.to(at::kFloat) : bias_bmn, beta, alpha, tmp);
-  out.copy_(tmp);
+  launch_mm(a, b, bias_bmn, beta, alpha, out);
 }
 
 // out = beta * bias + alpha * a @ b (bias undefined for mm). The shapes and dtypes were checked
@@ -217,8 +227,7 @@ at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
 }
 
 // y (M elements at stride y.stride(0)) = alpha * a (M x K, any strides) @ x (K) + beta * bias
-// (broadcast to M, or undefined) with the gemv kernel. a, x and bias have y's dtype, float64,
-// float32 or an integer type (the caller converts half types).
+// (broadcast to M, or undefined) with the gemv kernel. a, x and bias have y's dtype.
 void launch_gemv(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bias,
                  const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& y) {
   const int64_t M = a.size(0), K = a.size(1);
@@ -226,7 +235,7 @@ void launch_gemv(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bia
   const int device = y.device().index();
   const at::ScalarType t = y.scalar_type();
   const bool has_bias = bias.defined() && beta.toDouble() != 0.0;
-  std::string opts = std::string("-DT=") + mm_tag(t, device);
+  std::string opts = mm_type_options(t, device);
   if (has_bias) opts += " -DHAS_BIAS";
   if ((a.stride(1) == 1 || K <= 1) && (x.stride(0) == 1 || K <= 1)) opts += " -DUNIT_K";
   constexpr size_t kGemvLws = 16;  // the kernel's default GLWS
@@ -248,20 +257,6 @@ void launch_gemv(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bia
   launch.enqueue1d(device, static_cast<size_t>(M) * kGemvLws, kGemvLws);
 }
 
-// launch_gemv for every dtype the CPU takes: half types compute in float32 into a temporary.
-void gemv_any(const at::Tensor& a, const at::Tensor& x, const at::Tensor& bias,
-              const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& y) {
-  const at::ScalarType t = y.scalar_type();
-  if (t != at::kHalf && t != at::kBFloat16) {
-    launch_gemv(a, x, bias, beta, alpha, y);
-    return;
-  }
-  at::Tensor tmp = at::empty(y.sizes(), y.options().dtype(at::kFloat));
-  launch_gemv(a.to(at::kFloat), x.to(at::kFloat), bias.defined() ? bias.to(at::kFloat) : bias, beta,
-              alpha, tmp);
-  y.copy_(tmp);
-}
-
 // out (M) = beta * self + alpha * mat @ vec: ATen's meta function checked the shapes; the dtypes
 // are checked here, as the CPU's kernel does.
 void addmv_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tensor& mat,
@@ -272,7 +267,7 @@ void addmv_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tenso
               ", and ", vec.scalar_type());
   TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
                               "\"addmv\" not implemented for '", c10::toString(t), "'");
-  gemv_any(mat, vec, self.expand({mat.size(0)}), beta, alpha, out[0]);
+  launch_gemv(mat, vec, self.expand({mat.size(0)}), beta, alpha, out[0]);
 }
 // The bias (argument 0) may be the output itself: each element is read by the work-group that
 // then writes it.
@@ -293,7 +288,7 @@ at::Tensor dot_impl(const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
                               "\"dot\" not implemented for '", c10::toString(t), "'");
   at::Tensor out = at::empty({}, self.options());
-  gemv_any(self.unsqueeze(0), other, {}, 0, 1, out);
+  launch_gemv(self.unsqueeze(0), other, {}, 0, 1, out);
   return out;
 }
 

@@ -9,10 +9,19 @@ cl = pytest.importorskip("pyopencl")
 
 # Defaults from the top of kernels/mm.cl (the launch geometry depends on them).
 LX, LY, TM = 2, 4, 6
-TN = {np.float32: 16, np.float64: 8, np.uint8: 16, np.uint16: 16, np.uint32: 16, np.uint64: 8}
+TN = {
+    np.float16: 16,
+    np.float32: 16,
+    np.float64: 8,
+    np.uint8: 16,
+    np.uint16: 16,
+    np.uint32: 16,
+    np.uint64: 8,
+}
 # The kernel's T for each numpy dtype (integers are unsigned: the host runs signed integer
 # matrices through the unsigned type of their size).
 CL_TYPE = {
+    np.float16: "float -DMM_S=half",  # stored as half, computed in float
     np.float32: "float",
     np.float64: "double",
     np.uint8: "uchar",
@@ -109,6 +118,7 @@ def run_mm(
     a_buf, b_buf, c_buf = buf(a_flat), buf(b_flat), buf(c_flat)
     bias_buf = c_buf if bias_is_c or bias_flat is None else buf(bias_flat)
     tn = TN[dtype]
+    scalar = np.float32 if dtype is np.float16 else dtype  # alpha and beta in the compute type
     gsize = (_roundup(_ceil(N, tn), LX), _roundup(_ceil(M, TM), LY))
     kernel = cl.Kernel(prg, "mm")
     kernel(
@@ -127,8 +137,8 @@ def run_mm(
         c_buf,
         np.uint64(c_off),
         np.int64(ldc),
-        dtype(alpha),
-        dtype(beta),
+        scalar(alpha),
+        scalar(beta),
         bias_buf,
         np.uint64(bias_off),
         np.int64(bias_sm),
@@ -190,6 +200,29 @@ def test_mm_shapes(ctx, queue, build, rng, shape, a_trans, b_trans):
     a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
     out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans)
     check(out, reference(a, b), np.float32, K)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 13, 5), (33, 65, 17), (13, 8, 300)],
+                         ids=lambda s: "x".join(map(str, s)))  # fmt: skip
+def test_mm_half_storage(ctx, queue, build, rng, shape, a_trans, b_trans):
+    # -DMM_S=half: half matrices read into float, accumulated in float and rounded once, as CPU
+    # torch's half GEMM; NaN/Inf rows propagate.
+    M, N, K = shape
+    a, b = rand(rng, (M, K), np.float16), rand(rng, (K, N), np.float16)
+    bias = rand(rng, (M, N), np.float16)
+    if M > 2:
+        a[1, 0], a[2, K - 1] = np.nan, np.inf
+    out = run_mm(ctx, queue, build, a, b, a_trans=a_trans, b_trans=b_trans, alpha=0.5,
+                 beta=2.0, bias=bias, bias_sm=N, bias_sn=1)  # fmt: skip
+    ref = reference(a, b, 0.5, 2.0, bias)
+    tol = 2.0**-11 * np.abs(ref) + 2.0**-22 * (max(K, 1) ** 0.5 + 4) * (
+        np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)) + 2
+    )
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+    finite = np.isfinite(ref)
+    np.testing.assert_array_equal(out[~finite], ref[~finite])
+    assert (np.abs(out[finite] - ref[finite]) <= tol[finite]).all()
 
 
 @pytest.mark.parametrize("a_trans,b_trans", TRANS)

@@ -131,3 +131,64 @@ def test_printing_a_large_tensor_runs_on_the_device():
         text = repr(x.to(DEVICE))
         assert "..." in text and "device='ocl:0'" in text
         assert re.findall(r"-?\d+\.\d+", text) == re.findall(r"-?\d+\.\d+", repr(x))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "rows-40",
+        "cols",
+        "middle-dim",
+        "channels-last",
+        "channels-last-3d",
+        "int8",
+        "bool",
+        "float64",
+        "stack",
+        "with-empty",
+    ],
+)
+def test_cat_of_many_inputs_is_one_launch(case):
+    # Dense inputs in the result's memory order and dtype are copied by multi-tensor launches
+    # (kernels/foreach.cl cat_copy): one for a few inputs, one per table-full of them (at least
+    # 16 rows a table) for many.
+    dtype, dim, fmt, op = torch.float32, 0, None, torch.cat
+    shapes = [(1 + i % 3, 5) for i in range(40)]
+    if case == "cols":
+        shapes, dim = [(7, 1 + i) for i in range(6)], 1
+    elif case == "middle-dim":
+        shapes, dim = [(3, 2 + i, 5) for i in range(4)], 1
+    elif case == "channels-last":
+        shapes, dim, fmt = [(2, 1 + i, 3, 5) for i in range(3)], 1, torch.channels_last
+    elif case == "channels-last-3d":
+        shapes, dim, fmt = [(2, 2, 3, 1 + i, 2) for i in range(3)], 3, torch.channels_last_3d
+    elif case in ("int8", "bool", "float64"):
+        dtype = {"int8": torch.int8, "bool": torch.bool, "float64": torch.float64}[case]
+        shapes, dim = [(4, 3 + i) for i in range(5)], 1
+    elif case == "stack":
+        shapes, dim, op = [(3, 4)] * 7, 1, torch.stack
+    elif case == "with-empty":
+        shapes = [(2, 5), (0, 5), (3, 5), (0,), (1, 5)]
+    skip_unsupported(dtype)
+    xs = [make_cpu(s, dtype, seed=i) for i, s in enumerate(shapes)]
+    if fmt is not None:
+        xs = [x.to(memory_format=fmt) for x in xs]
+    ds = [x.to(DEVICE) for x in xs]
+    launches = torch.ops.ocl.multi_tensor_counts()[0]
+    got = op(ds, dim)
+    used = torch.ops.ocl.multi_tensor_counts()[0] - launches
+    assert 1 <= used <= max(1, len(shapes) // 16), used
+    want = op(xs, dim)
+    assert got.stride() == want.stride()
+    assert_ocl_close(got, want, exact=True)
+
+
+def test_cat_of_mixed_layouts_copies_each_input():
+    # A transposed input is not dense in the result's order: every input is copied on its own
+    # (no multi-tensor launch), with the same result.
+    a = make_cpu((5, 4), torch.float32, seed=1)
+    b = make_cpu((4, 5), torch.float32, seed=2).t()
+    launches = torch.ops.ocl.multi_tensor_counts()[0]
+    got = torch.cat([a.to(DEVICE), b.to(DEVICE)], 0)
+    assert torch.ops.ocl.multi_tensor_counts()[0] == launches
+    assert_ocl_close(got, torch.cat([a, b], 0), exact=True)

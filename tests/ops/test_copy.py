@@ -600,3 +600,37 @@ def test_set_():
     assert w.shape == (12,)
     t.set_()
     assert t.numel() == 0 and t.device.type == "ocl"
+
+
+def test_float16_widening_is_exact_for_every_bit_pattern():
+    # kernels/common.clh widens float16 bits with integer operations: all 65536 patterns
+    # (zeros, subnormals, normals, Inf, NaN) against the CPU.
+    bits = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16)
+    h = bits.view(torch.float16)
+    got = h.to(DEVICE).float().cpu()
+    want = h.float()
+    assert torch.equal(got.isnan(), want.isnan())
+    ok = ~want.isnan()
+    assert torch.equal(got[ok].view(torch.int32), want[ok].view(torch.int32))
+
+
+def test_float16_narrowing_rounds_like_cpu():
+    # float -> float16 rounds to nearest even with overflow to Inf, on every kind of value:
+    # random bit patterns over the whole float range, values around every half rounding tie
+    # (exact ties included), the subnormal range and the overflow threshold.
+    g = torch.Generator().manual_seed(0)
+    rand_bits = torch.randint(-(2**31), 2**31 - 1, (1 << 18,), generator=g, dtype=torch.int64)
+    anywhere = rand_bits.to(torch.int32).view(torch.float32)
+    halves = torch.arange(0, 2**15, dtype=torch.int32).to(torch.int16).view(torch.float16)
+    h = halves.float()[torch.isfinite(halves.float())]
+    nxt = torch.nextafter(h, torch.tensor(float("inf")))
+    ties = torch.cat([h, (h[:-1] + h[1:]) / 2])
+    near = torch.cat([ties, torch.nextafter(ties, ties + 1), torch.nextafter(ties, ties - 1), nxt])
+    special = torch.tensor([65504.0, 65519.996, 65520.0, 65536.0, 1e-8, 2.0**-25, 2.0**-24,
+                            3 * 2.0**-26, 2.0**-14, float("inf"), float("nan"), 0.0])  # fmt: skip
+    x = torch.cat([anywhere, near, -near, special, -special])
+    got = x.to(DEVICE).half().cpu()
+    want = x.half()
+    assert torch.equal(got.isnan(), want.isnan())
+    ok = ~want.isnan()
+    assert torch.equal(got[ok].view(torch.int16), want[ok].view(torch.int16))

@@ -494,3 +494,30 @@ def test_batched_matmul_and_attention_scores_backward():
     for dev, cpu in ((qo, q), (ko, k), (vo, v)):
         scale = cpu.grad.abs().max().item()
         assert_ocl_close(dev.grad, cpu.grad.float(), rtol=1e-4, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=dtype_id)
+@pytest.mark.parametrize("op", ["mm", "addmm", "bmm", "mv"])
+def test_half_gemm_reads_operands_in_place(dtype, op):
+    # The half types accumulate in float32. gemv (mv) reads and stores them as they are on every
+    # device, mm/bmm on GPUs: no float32 copies of the operands or the result (2x their bytes
+    # each). A CPU device widens mm's operands to float32 once (Matmul.cpp: faster there).
+    n = 256
+    shapes = {"mm": [(n, n), (n, n)], "addmm": [(n,), (n, n), (n, n)],
+              "bmm": [(2, n, n), (2, n, n)], "mv": [(n, n), (n,)]}[op]  # fmt: skip
+    xs = [make_cpu(s, dtype, low=-1, high=1, seed=i) for i, s in enumerate(shapes)]
+    ds = [x.to(DEVICE) for x in xs]
+    torch.ocl.synchronize()
+    before = torch.ocl.memory_allocated()
+    torch.ocl.reset_peak_memory_stats()
+    got = getattr(torch, op)(*ds)
+    torch.ocl.synchronize()
+    extra = torch.ocl.max_memory_allocated() - before
+    in_place = op == "mv" or torch.ocl.get_device_properties(DEVICE).type != "CPU"
+    widened = sum(x.numel() * 4 for x in ds) + got.numel() * 8  # + an expanded bias
+    limit = 0 if in_place else widened
+    assert extra <= got.numel() * got.element_size() + limit + 512, (extra, got.numel())
+    x64 = [x.double() for x in xs]
+    want = getattr(torch, op)(*x64)
+    bound = getattr(torch, op)(*[x.abs() for x in x64])
+    assert_mm_close(got, dtype, want, bound, n)
