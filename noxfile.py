@@ -455,7 +455,8 @@ def coverage(session: nox.Session) -> None:
     start = time.monotonic()
     session.run(
         "python", "-m", "pytest", "tests/ops/test_opinfo.py", "-q", "-p", "no:cacheprovider",
-        *session.posargs,
+        # The full sweep marks itself slow, which the default addopts (-m 'not slow') leave out.
+        "-m", "slow", *session.posargs,
         env={"TORCH_OCL_OPINFO": "full", "TORCH_OCL_OPINFO_REPORT": str(report)},
         success_codes=[0, 1],
     )  # fmt: skip
