@@ -232,11 +232,6 @@ WRONG = {
 # What a person found when checking WRONG entries by hand (key -> note).
 WRONG_NOTES = {
     (
-        "nn.functional.normalize",
-        "float32",
-        "backward",
-    ): "checked by hand: sample 2 (p=0.5 over a dim of size 1) has an exact gradient of 0 (float64: 9e-16); CPU torch's float32 gradient is off float64 by the same 1.9e-6 as ocl's (cancellation in x/|x|), so the tolerance, relative to a zero reference, is what fails; every other sample matches float64 as well as the CPU or better",
-    (
         "argsort",
         "bfloat16",
         "forward",
@@ -417,6 +412,11 @@ WRONG_NOTES = {
         "forward",
     ): "dropout: the sample trains with dropout_p=0.5 (training=True); ocl's dropout draws from its Philox generator, not the CPU's mt19937 stream, so the values differ; its deterministic samples pass",
     (
+        "nn.functional.normalize",
+        "float32",
+        "backward",
+    ): "checked by hand: sample 2 (p=0.5 over a dim of size 1) has an exact gradient of 0 (float64: 9e-16); CPU torch's float32 gradient is off float64 by the same 1.9e-6 as ocl's (cancellation in x/|x|), so the tolerance, relative to a zero reference, is what fails; every other sample matches float64 as well as the CPU or better",
+    (
         "nn.functional.scaled_dot_product_attention",
         "bfloat16",
         "forward",
@@ -562,39 +562,11 @@ ERRORS = {
     ),
 }
 
-# 8 entries.
+# 1 entries.
 ERROR_DIFFERS = {
     ("_foreach_mm", "bool", "forward"): (
         0,
         "error differs: cpu NotImplementedError: \"addmm_impl_cpu_\" not implemented for 'Bool'; ocl RuntimeError: \"addmm\" not implemented for 'Bool'",
-    ),
-    ("_foreach_sub", "bfloat16", "forward"): (
-        3,
-        "error differs: ocl returned, cpu raised RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-    ),
-    ("_foreach_sub", "float16", "forward"): (
-        3,
-        "error differs: ocl returned, cpu raised RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-    ),
-    ("_foreach_sub", "float32", "forward"): (
-        3,
-        "error differs: ocl returned, cpu raised RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-    ),
-    ("_foreach_sub", "float64", "forward"): (
-        3,
-        "error differs: ocl returned, cpu raised RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-    ),
-    ("_foreach_sub", "int32", "forward"): (
-        2,
-        "error differs: ocl returned, cpu raised RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-    ),
-    ("_foreach_sub", "int64", "forward"): (
-        2,
-        "error differs: ocl returned, cpu raised RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-    ),
-    ("_foreach_sub", "uint8", "forward"): (
-        2,
-        "error differs: ocl returned, cpu raised RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
     ),
 }
 
