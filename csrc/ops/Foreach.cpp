@@ -171,7 +171,8 @@ Tensors empty_like_all(TL self) {
   return out;
 }
 
-constexpr char kSubName[] = "sub";
+// Op names (FE_<name> in kernels/foreach.cl): sub here, since Binary checks for it; the rest below.
+constexpr char kSub[] = "sub";
 
 // ---------------------------------------------------------------------------------------------
 // Op families. Each function checks the arguments as ATen does, then takes the multi-tensor route
@@ -182,7 +183,7 @@ struct Binary {
   // Whether the multi-tensor route may run: otherwise ATen's slow route runs, which also raises
   // the CPU's errors (subtraction with a bool operand).
   static bool fast(const std::vector<TL>& lists, ScalarList s = {}) {
-    if constexpr (Op == kSubName) {
+    if constexpr (Op == kSub) {
       for (const c10::Scalar& v : s)
         if (v.isBoolean()) return false;
       for (const TL& l : lists)
@@ -253,8 +254,7 @@ struct Binary {
   // The Tensor overloads: `other` is a 0-dim tensor; on the CPU it is a plain scalar (reading it
   // does not wait for the device), on the lists' device the kernel reads it.
   static bool tensor_ok(TL self, const at::Tensor& other) {
-    if (other.dim() != 0 || !fast({self}, {}) ||
-        (Op == kSubName && other.scalar_type() == at::kBool))
+    if (other.dim() != 0 || !fast({self}) || (Op == kSub && other.scalar_type() == at::kBool))
       return false;
     // A 0-dim tensor in the list promotes with a 0-dim `other` (half * float32 is float32).
     for (const at::Tensor& t : self)
@@ -537,7 +537,7 @@ Tensors norm(TL self, const c10::Scalar& ord, std::optional<at::ScalarType> dtyp
   return out;
 }
 
-// Op names (FE_<name> in kernels/foreach.cl).
+// Op names (FE_<name> in kernels/foreach.cl; kSub is above Binary).
 constexpr char kAdd[] = "add";
 constexpr char kMul[] = "mul";
 constexpr char kDiv[] = "div";
@@ -664,7 +664,7 @@ using namespace at::native;
 
 // The binary ops: integer lists too for add, sub, mul and the max/min family.
 using AddOp = Binary<kAdd, Types::kNumeric>;
-using SubOp = Binary<kSubName, Types::kNumeric>;
+using SubOp = Binary<kSub, Types::kNumeric>;
 using MulOp = Binary<kMul, Types::kNumeric>;
 using DivOp = Binary<kDiv>;
 using MaxOp = Binary<kMax, Types::kNumeric>;
