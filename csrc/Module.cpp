@@ -2,9 +2,10 @@
 // everything crosses through the dispatcher as custom ops.
 #include <torch/library.h>
 
+#include "ops/ElementwiseBatch.h"
+#include "ops/ElementwiseTiny.h"
 #include "ops/Fallback.h"
 #include "runtime/Allocator.h"
-#include "ops/ElementwiseBatch.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
 #include "runtime/OclApi.h"
@@ -86,7 +87,7 @@ TORCH_LIBRARY(ocl, m) {
   m.def("host_wait_count() -> int", [] { return host_wait_count(); });
   m.def("batch_counts() -> int[]", [] {
     const BatchCounts c = batch_counts();
-    return std::vector<int64_t>{c.ops, c.launches};
+    return std::vector<int64_t>{c.ops, c.launches, tiny_route_count()};
   });
   m.def("set_fallback_mode(str mode) -> ()",
         [](const std::string& mode) { set_fallback_mode(mode); });

@@ -117,10 +117,28 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
   launch_elementwise(iter, EwId::copy, params);
 }
 
+// The stored values of a neg view (torch._neg_view): the same memory without the bit.
+at::Tensor stored(const at::Tensor& t) {
+  at::Tensor s = t.alias();
+  s._set_neg(false);
+  return s;
+}
+
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(!self.is_complex() && !dst.is_complex(),
               "torch-ocl: complex tensors are not supported on the ocl device yet");
   if (dst.numel() == 0) return dst;
+  // Neg views reach this op directly (the Negative key lets _copy_from through, below): copy the
+  // stored values, then negate the destination's where the two bits differ, as the CPU's copy
+  // does. (ATen's negation fallback would resolve `self` with a clone, which copies through this
+  // op again: an endless recursion.)
+  if (self.is_neg() || dst.is_neg()) {
+    const bool negate = self.is_neg() != dst.is_neg();
+    at::Tensor dst_stored = stored(dst);
+    copy_from(stored(self), dst_stored, non_blocking && !negate);
+    if (negate) dst_stored.neg_();
+    return dst;
+  }
   if (is_ocl(self) && is_ocl(dst)) {
     if (self.device() != dst.device()) {
       // Separate contexts: go through the host.
@@ -135,9 +153,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   if (is_ocl(dst)) {  // host -> device
     c10::DeviceGuard guard(dst.device());
     at::Tensor src = self;
-    if (src.dtype() != dst.dtype() || src.sizes() != dst.sizes() || !src.is_contiguous() ||
-        src.is_neg() || src.is_conj()) {
-      src = self.to(dst.scalar_type()).expand(dst.sizes()).contiguous().resolve_neg();
+    if (src.dtype() != dst.dtype() || src.sizes() != dst.sizes() || !src.is_contiguous()) {
+      src = self.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
     }
     if (dst.is_contiguous()) {
       write_async(dst, src.data_ptr(), dst.nbytes(), non_blocking && is_pinned(src.data_ptr()));
@@ -151,7 +168,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // device -> host
   c10::DeviceGuard guard(self.device());
   at::Tensor src = self;
-  if (!src.is_contiguous() || src.is_neg()) {
+  if (!src.is_contiguous()) {
     src = at::empty(self.sizes(), self.options());
     copy_on_device(self, src);
   }
@@ -190,6 +207,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);
+}
+
+// Neg and conjugate views are copied by _copy_from itself (above; complex tensors raise there).
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace torch_ocl

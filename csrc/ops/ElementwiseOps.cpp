@@ -193,6 +193,7 @@
 #include <torch/library.h>
 
 #include "ops/Elementwise.h"
+#include "ops/ElementwiseTiny.h"
 #include "ops/Structured.h"
 
 namespace torch_ocl {
@@ -606,13 +607,20 @@ namespace torch_ocl {
   m.impl(out_name, AtenStructured<at::native::cls>::out);
 #define TORCH_OCL_UNARY(name) \
   TORCH_OCL_STRUCTURED(structured_##name##_out, #name, #name "_", #name ".out")
+// An op whose tiny calls may take the short route (ops/ElementwiseTiny.h) to kernel `op`.
+#define TORCH_OCL_TINY(cls, op, negate, fn_name, inplace_name, out_name)  \
+  m.impl(fn_name, Tiny<at::native::cls, EwId::op, negate>::functional);   \
+  m.impl(inplace_name, Tiny<at::native::cls, EwId::op, negate>::inplace); \
+  m.impl(out_name, Tiny<at::native::cls, EwId::op, negate>::out);
+#define TORCH_OCL_TINY_UNARY(name) \
+  TORCH_OCL_TINY(structured_##name##_out, name, false, #name, #name "_", #name ".out")
 #define TORCH_OCL_COMPARISON(name)                                                        \
   TORCH_OCL_STRUCTURED(structured_##name##_Tensor_out, #name ".Tensor", #name "_.Tensor", \
                        #name ".Tensor_out")                                               \
   TORCH_OCL_STRUCTURED(structured_##name##_Scalar_out, #name ".Scalar", #name "_.Scalar", \
                        #name ".Scalar_out")
 // torch.special ops: a functional form and out=.
-#define TORCH_OCL_SPECIAL(name)                                                     \
+#define TORCH_OCL_SPECIAL(name)                                                      \
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_special_##name##_out, "special_" #name, \
                                   "special_" #name ".out")
 #define TORCH_OCL_BITWISE(name)                                                    \
@@ -621,10 +629,10 @@ namespace torch_ocl {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // clang-format off
-  TORCH_OCL_STRUCTURED(structured_ufunc_add_CPU, "add.Tensor", "add_.Tensor", "add.out")
-  TORCH_OCL_STRUCTURED(structured_sub_out, "sub.Tensor", "sub_.Tensor", "sub.out")
-  TORCH_OCL_STRUCTURED(structured_mul_out, "mul.Tensor", "mul_.Tensor", "mul.out")
-  TORCH_OCL_STRUCTURED(structured_div_out, "div.Tensor", "div_.Tensor", "div.out")
+  TORCH_OCL_TINY(structured_ufunc_add_CPU, add, false, "add.Tensor", "add_.Tensor", "add.out")
+  TORCH_OCL_TINY(structured_sub_out, add, true, "sub.Tensor", "sub_.Tensor", "sub.out")
+  TORCH_OCL_TINY(structured_mul_out, mul, false, "mul.Tensor", "mul_.Tensor", "mul.out")
+  TORCH_OCL_TINY(structured_div_out, div_true, false, "div.Tensor", "div_.Tensor", "div.out")
   TORCH_OCL_STRUCTURED(structured_div_out_mode, "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_maximum_out, "maximum", "maximum.out")
   TORCH_OCL_STRUCTURED_NO_INPLACE(structured_minimum_out, "minimum", "minimum.out")
@@ -637,25 +645,25 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_COMPARISON(le)
   TORCH_OCL_COMPARISON(gt)
   TORCH_OCL_COMPARISON(ge)
-  TORCH_OCL_UNARY(neg)
-  TORCH_OCL_UNARY(sign)
+  TORCH_OCL_TINY_UNARY(neg)
+  TORCH_OCL_TINY_UNARY(sign)
   TORCH_OCL_UNARY(sgn)
-  TORCH_OCL_UNARY(ceil)
-  TORCH_OCL_UNARY(floor)
-  TORCH_OCL_UNARY(round)
-  TORCH_OCL_UNARY(trunc)
-  TORCH_OCL_UNARY(exp)
-  TORCH_OCL_UNARY(log)
-  TORCH_OCL_UNARY(sqrt)
-  TORCH_OCL_UNARY(rsqrt)
-  TORCH_OCL_UNARY(sigmoid)
-  TORCH_OCL_UNARY(tanh)
-  TORCH_OCL_UNARY(sin)
-  TORCH_OCL_UNARY(cos)
-  TORCH_OCL_UNARY(reciprocal)
+  TORCH_OCL_TINY_UNARY(ceil)
+  TORCH_OCL_TINY_UNARY(floor)
+  TORCH_OCL_TINY_UNARY(round)
+  TORCH_OCL_TINY_UNARY(trunc)
+  TORCH_OCL_TINY_UNARY(exp)
+  TORCH_OCL_TINY_UNARY(log)
+  TORCH_OCL_TINY_UNARY(sqrt)
+  TORCH_OCL_TINY_UNARY(rsqrt)
+  TORCH_OCL_TINY_UNARY(sigmoid)
+  TORCH_OCL_TINY_UNARY(tanh)
+  TORCH_OCL_TINY_UNARY(sin)
+  TORCH_OCL_TINY_UNARY(cos)
+  TORCH_OCL_TINY_UNARY(reciprocal)
   TORCH_OCL_UNARY(clamp)
-  TORCH_OCL_UNARY(clamp_min)
-  TORCH_OCL_UNARY(clamp_max)
+  TORCH_OCL_TINY_UNARY(clamp_min)
+  TORCH_OCL_TINY_UNARY(clamp_max)
   TORCH_OCL_UNARY(addcmul)
   TORCH_OCL_UNARY(addcdiv)
   TORCH_OCL_UNARY(threshold)
@@ -706,7 +714,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OCL_SPECIAL(hermite_polynomial_he)
   TORCH_OCL_SPECIAL(laguerre_polynomial_l)
   TORCH_OCL_SPECIAL(legendre_polynomial_p)
-  TORCH_OCL_UNARY(erf)
+  TORCH_OCL_TINY_UNARY(erf)
   TORCH_OCL_UNARY(erfc)
   TORCH_OCL_UNARY(erfinv)
   TORCH_OCL_UNARY(expm1)

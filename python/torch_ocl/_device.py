@@ -152,10 +152,12 @@ def host_wait_count() -> int:
 
 def batch_stats() -> dict[str, int]:
     """Tiny-op batching so far: {"ops": ops recorded into batches, "launches": batch kernels
-    enqueued}. Small contiguous elementwise ops run many to a launch; TORCH_OCL_BATCH=0 turns
-    batching off."""
-    ops, launches = torch.ops.ocl.batch_counts()
-    return {"ops": ops, "launches": launches}
+    enqueued, "short_route": those of the ops that came by the short route (same-shape
+    contiguous operands of one float dtype, straight from the op to the batch without ATen's
+    TensorIterator)}. Small contiguous elementwise ops run many to a launch; TORCH_OCL_BATCH=0
+    turns batching off."""
+    ops, launches, short_route = torch.ops.ocl.batch_counts()
+    return {"ops": ops, "launches": launches, "short_route": short_route}
 
 
 @contextlib.contextmanager

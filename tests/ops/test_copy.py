@@ -634,3 +634,50 @@ def test_float16_narrowing_rounds_like_cpu():
     assert torch.equal(got.isnan(), want.isnan())
     ok = ~want.isnan()
     assert torch.equal(got[ok].view(torch.int16), want[ok].view(torch.int16))
+
+
+# Neg views (torch._neg_view: a tensor whose stored values are the negatives of its values). ATen
+# resolves them for most ops by copying, and copying itself must handle the bit: before, any op
+# on a neg view of an ocl tensor recursed until the process crashed.
+NEG_VIEW_CASES = {
+    "to cpu": lambda n, y: n.cpu().to(y.device),
+    "add": lambda n, y: n + y,
+    "sum": lambda n, y: n.sum(),
+    "item": lambda n, y: torch.tensor(n[1, 2].item(), device=y.device),
+    "copy into plain": lambda n, y: torch.empty_like(y).copy_(n),
+    "strided copy": lambda n, y: torch.zeros(8, 6, dtype=y.dtype, device=y.device).copy_(n.t()),
+    "copy into neg view": lambda n, y: torch._neg_view(y.clone()).copy_(n).clone(),
+    "plain into neg view": lambda n, y: torch._neg_view(torch.empty_like(y)).copy_(y).clone(),
+    "in-place on neg view": lambda n, y: n.clone().add_(y),
+    "resolve_neg": lambda n, y: n.resolve_neg(),
+    "to float16": lambda n, y: n.half(),
+    "matmul": lambda n, y: n @ y.t(),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64], ids=dtype_id)
+@pytest.mark.parametrize("case", sorted(NEG_VIEW_CASES))
+def test_neg_views(case, dtype):
+    fn = NEG_VIEW_CASES[case]
+    x = make_cpu((6, 8), dtype, seed=7)
+    x.view(-1)[:3] = torch.tensor([NAN, INF, -0.0] if dtype.is_floating_point else [1, -2, 0])
+    y = make_cpu((6, 8), dtype, seed=8)
+    expected = fn(torch._neg_view(x), y)
+    xo, yo = x.to(DEVICE), y.to(DEVICE)
+    got = fn(torch._neg_view(xo), yo)
+    assert not got.is_neg() or expected.is_neg()
+    assert_ocl_close(got.resolve_neg(), expected.resolve_neg(), exact=case != "matmul")
+    # The neg view's memory was not changed.
+    assert_ocl_close(xo, x, exact=True)
+
+
+def test_neg_view_host_to_device_and_back():
+    x = make_cpu((5, 7), torch.float32, seed=9)
+    on_device = torch._neg_view(x).to(DEVICE)
+    assert_ocl_close(on_device.resolve_neg(), -x, exact=True)
+    back = torch.empty(5, 7)
+    back.copy_(torch._neg_view(x.to(DEVICE)))
+    assert torch.equal(back, -x)
+    target = torch._neg_view(torch.empty(5, 7, device=DEVICE))
+    target.copy_(x)
+    assert torch.equal(target.cpu(), x)

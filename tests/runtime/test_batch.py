@@ -405,4 +405,4 @@ def test_batching_can_be_turned_off(subprocess_env):
     env = dict(subprocess_env, TORCH_OCL_BATCH="0")
     out = subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "{'ops': 0, 'launches': 0}" in out.stdout
+    assert "{'ops': 0, 'launches': 0, 'short_route': 0}" in out.stdout
