@@ -20,7 +20,7 @@ __kernel void amp_update_scale(__global float* scale, ulong scale_off, __global 
   const int successful = tracker[tracker_off] + 1;
   if (successful == interval) {
     const float grown = (float)((AMP_T)s * growth);
-    if (isfinite(grown)) scale[scale_off] = grown;
+    if (OCL_ISFINITE(grown)) scale[scale_off] = grown;
     tracker[tracker_off] = 0;
   } else {
     tracker[tracker_off] = successful;

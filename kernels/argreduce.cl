@@ -15,7 +15,7 @@
 
 // true if (b, ib) beats (a, ia)
 inline int beats(V a, long ia, V b, long ib) {
-  const int na = isnan((float)a), nb = isnan((float)b);
+  const int na = OCL_ISNAN((float)a), nb = OCL_ISNAN((float)b);
   if (na || nb) return nb && (!na || ib < ia);
 #ifdef OP_ARGMAX
   if (b > a) return 1;

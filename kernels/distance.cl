@@ -21,7 +21,7 @@
 inline ACC dist_term(ACC d, ACC p) {
   const ACC a = fabs(d);
 #if defined(MODE_P0)
-  return isnan(d) ? d : (d != (ACC)0 ? (ACC)1 : (ACC)0);  // NaN propagates as on the CPU
+  return OCL_ISNAN(d) ? d : (d != (ACC)0 ? (ACC)1 : (ACC)0);  // NaN propagates as on the CPU
 #elif defined(MODE_P1)
   return a;
 #elif defined(MODE_P2)
@@ -36,7 +36,7 @@ inline ACC dist_term(ACC d, ACC p) {
 // p = inf: the CPU's pdist propagates NaN (a vectorized maximum), its cdist skips it (std::max).
 inline ACC dist_accumulate(ACC agg, ACC term, bool nan_max) {
 #if defined(MODE_PINF)
-  return (term > agg || (nan_max && isnan(term))) ? term : agg;
+  return (term > agg || (nan_max && OCL_ISNAN(term))) ? term : agg;
 #else
   return agg + term;
 #endif

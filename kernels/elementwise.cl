@@ -15,6 +15,7 @@
 //   -DNDIM=<0..8>          0: every operand is contiguous and shares the index; else the rank
 //   -DIDX64                64-bit index arithmetic (more than 2^31 elements or offsets)
 //   -DCHUNK=<k>            contiguous case: elements per work-item (default 1)
+//   -DEW_VEC               contiguous case: the chunk as float8 vectors (see EW_VEC below)
 // Arguments, in order:
 //   ulong n, out buffer, ulong out_off,
 //   for each input k: (buffer, ulong off) or (REG_TYPE(COMP_T) value) when IN<k>_SCALAR,
@@ -95,15 +96,18 @@ inline COMP floor_divide(COMP a, COMP b) {
 #define EWOP_div_trunc(a, b, c) IDIV(a, b)
 #endif
 #define EWOP_div_floor(a, b, c) floor_divide(a, b)
+// maximum/minimum/fmax/fmin as compares, not the fmax/fmin built-ins (out-of-line calls on PoCL,
+// which keep a loop scalar). A tie of -0.0 and 0.0 gives the first operand (the CPU's scalar loop
+// does the same, its vectorised loop gives the second).
 #ifdef COMP_FLOAT
-#define EWOP_maximum(a, b, c) (isnan(a) || isnan(b) ? (a) + (b) : fmax(a, b))
+#define EWOP_maximum(a, b, c) (OCL_ISNAN(a) || OCL_ISNAN(b) ? (a) + (b) : ((a) < (b) ? (b) : (a)))
 #else
-#define EWOP_maximum(a, b, c) ((a) > (b) ? (a) : (b))
+#define EWOP_maximum(a, b, c) ((a) < (b) ? (b) : (a))
 #endif
 #ifdef COMP_FLOAT
-#define EWOP_minimum(a, b, c) (isnan(a) || isnan(b) ? (a) + (b) : fmin(a, b))
+#define EWOP_minimum(a, b, c) (OCL_ISNAN(a) || OCL_ISNAN(b) ? (a) + (b) : ((b) < (a) ? (b) : (a)))
 #else
-#define EWOP_minimum(a, b, c) ((a) < (b) ? (a) : (b))
+#define EWOP_minimum(a, b, c) ((b) < (a) ? (b) : (a))
 #endif
 #define EWOP_bitwise_and(a, b, c) ((a) & (b))
 #define EWOP_bitwise_or(a, b, c) ((a) | (b))
@@ -126,15 +130,15 @@ inline COMP floor_divide(COMP a, COMP b) {
 // clamp: a NaN input or a NaN bound gives NaN, as on the CPU.
 inline COMP clamp_lo(COMP a, COMP lo) {
 #ifdef COMP_FLOAT
-  if (isnan(a)) return a;
-  if (isnan(lo)) return lo;
+  if (OCL_ISNAN(a)) return a;
+  if (OCL_ISNAN(lo)) return lo;
 #endif
   return a < lo ? lo : a;
 }
 inline COMP clamp_hi(COMP a, COMP hi) {
 #ifdef COMP_FLOAT
-  if (isnan(a)) return a;
-  if (isnan(hi)) return hi;
+  if (OCL_ISNAN(a)) return a;
+  if (OCL_ISNAN(hi)) return hi;
 #endif
   return a > hi ? hi : a;
 }
@@ -344,7 +348,7 @@ inline COMP ew_erfinv(COMP y) {
 // (its smallest term there is below 1e-17 of the sum).
 // (Sign of I1 follows x; I0 is even.)
 inline COMP ew_bessel_i(COMP x, int nu, bool scaled) {
-  if (isnan(x)) return x;
+  if (OCL_ISNAN(x)) return x;
   const COMP ax = fabs(x);
   const COMP sign = (nu == 1 && x < 0) ? (COMP)-1 : (COMP)1;
   if (ax <= 20) {
@@ -375,7 +379,7 @@ inline COMP ew_bessel_i(COMP x, int nu, bool scaled) {
 
 // sin(x) / x, by its Taylor polynomial below 1/2 (0 at the infinities).
 inline COMP ew_spherical_bessel_j0(COMP x) {
-  if (isinf(x)) return 0;
+  if (OCL_ISINF(x)) return 0;
   if (fabs(x) < EWK(0.5)) {
     const COMP z = x * x;
     return 1 + z * (EWK(-1.0 / 6) +
@@ -392,7 +396,7 @@ inline COMP ew_spherical_bessel_j0(COMP x) {
 // by their three-term recurrences, with the CPU's closed forms at the interval's ends and for
 // high degrees inside it.
 inline long ew_degree(COMP n) {
-  return (isnan(n) || fabs(n) >= EWK(9.2e18)) ? (long)(-1) : (long)n;
+  return (OCL_ISNAN(n) || fabs(n) >= EWK(9.2e18)) ? (long)(-1) : (long)n;
 }
 // Chebyshev polynomials of the first to fourth kind (kind 0..3: T, U, V, W), of x or, shifted,
 // of 2x - 1.
@@ -432,7 +436,7 @@ inline COMP ew_chebyshev(COMP x, COMP nf, int kind, bool shifted) {
   if (n == 0) return 1;
   COMP p = 1;
   COMP q = kind == 0 ? y : (kind == 1 ? y + y : (kind == 2 ? y + y - 1 : y + y + 1));
-  for (long k = 2; k <= n && !isnan(q); ++k) {
+  for (long k = 2; k <= n && !OCL_ISNAN(q); ++k) {
     const COMP r = (y + y) * q - p;
     p = q;
     q = r;
@@ -468,7 +472,7 @@ inline COMP ew_laguerre(COMP x, COMP nf) {
   if (n < 0) return 0;
   if (fabs(x) == 0 || n == 0) return 1;
   COMP p = 1, q = 1 - x;
-  for (long k = 1; k < n && !isnan(q); ++k) {
+  for (long k = 1; k < n && !OCL_ISNAN(q); ++k) {
     const COMP r = (((COMP)(k + k) + (1 - x)) * q - (COMP)k * p) / (COMP)(k + 1);
     p = q;
     q = r;
@@ -481,7 +485,7 @@ inline COMP ew_legendre(COMP x, COMP nf) {
   if (fabs(x) == 1) return (x > 0 || n % 2 == 0) ? (COMP)1 : (COMP)-1;
   if (n == 0) return 1;
   COMP p = 1, q = x;
-  for (long k = 1; k < n && !isnan(q); ++k) {
+  for (long k = 1; k < n && !OCL_ISNAN(q); ++k) {
     const COMP r = ((COMP)(k + k + 1) * x * q - (COMP)k * p) / (COMP)(k + 1);
     p = q;
     q = r;
@@ -501,7 +505,7 @@ inline ushort ew_next_bits16(ushort from, ushort to) {
 }
 inline COMP ew_nextafter(COMP a, COMP b) {
 #if EW_COMP_IS(half) || EW_COMP_IS(bf16)
-  if (isnan(a) || isnan(b)) return a + b;
+  if (OCL_ISNAN(a) || OCL_ISNAN(b)) return a + b;
 #if EW_COMP_IS(half)
   return ocl_half_to_float(ew_next_bits16(ocl_float_to_half(a), ocl_float_to_half(b)));
 #else
@@ -534,12 +538,12 @@ inline COMP ew_logit_backward(COMP dy, COMP x, COMP eps) {
 }
 
 inline COMP ew_logaddexp(COMP a, COMP b) {
-  if (isinf(a) && a == b) return a;
+  if (OCL_ISINF(a) && a == b) return a;
   const COMP m = a > b ? a : b;
   return m + log1p(exp(-fabs(a - b)));
 }
 inline COMP ew_logaddexp2(COMP a, COMP b) {
-  if (isinf(a) && a == b) return a;
+  if (OCL_ISINF(a) && a == b) return a;
   const COMP m = a > b ? a : b;
   return m + log1p(exp2(-fabs(a - b))) * EWK(1.44269504088896340736);
 }
@@ -654,7 +658,7 @@ inline COMP ew_erfcx_nonneg(COMP x) {
   return EWK(0.56418958354775628694807945156) / f;
 }
 inline COMP ew_erfcx(COMP x) {
-  if (isnan(x)) return x;
+  if (OCL_ISNAN(x)) return x;
   if (x >= 0) return ew_erfcx_nonneg(x);
   if (x < EWK(-26.7)) return (COMP)INFINITY;
   if (x < EWK(-6.1)) return 2 * exp(x * x);
@@ -675,7 +679,7 @@ inline COMP ew_log_ndtr(COMP x) {
 // below 4.5e-4), then three Halley steps on ndtr(x) = p with ndtr(x) = erfc(-x / sqrt(2)) / 2,
 // which keeps its relative precision in the lower tail.
 inline COMP ew_ndtri(COMP y) {
-  if (isnan(y) || y < 0 || y > 1) return (COMP)NAN;
+  if (OCL_ISNAN(y) || y < 0 || y > 1) return (COMP)NAN;
   if (y == 0) return -(COMP)INFINITY;
   if (y == 1) return (COMP)INFINITY;
   if (y >= EWK(0.25) && y <= EWK(0.75)) return EWK(1.41421356237309504880) * ew_erfinv(2 * y - 1);
@@ -687,7 +691,7 @@ inline COMP ew_ndtri(COMP y) {
   for (int i = 0; i < 3; ++i) {
     const COMP f = EWK(0.5) * erfc(-x * EWK(0.70710678118654752440)) - p;
     const COMP d = f * EWK(2.50662827463100050242) * exp(x * x / 2);  // f / pdf(x)
-    if (!isfinite(d)) break;
+    if (!OCL_ISFINITE(d)) break;
     x = x - d / (1 + x * d / 2);
   }
   return upper ? -x : x;
@@ -696,7 +700,7 @@ inline COMP ew_ndtri(COMP y) {
 // frexp's two results: the mantissa in [0.5, 1) (signed) and the exponent; infinities and NaN
 // keep their value with exponent 0 (glibc's frexp, which the CPU calls).
 inline COMP ew_frexp(COMP x, bool exponent) {
-  if (!isfinite(x) || x == 0) return exponent ? (COMP)0 : x;
+  if (!OCL_ISFINITE(x) || x == 0) return exponent ? (COMP)0 : x;
   int e;
   const COMP m = frexp(x, &e);
   return exponent ? (COMP)e : m;
@@ -758,7 +762,7 @@ inline ew_wide ew_bessel_j_quad(ew_wide ax, int nu) {
   return s / (ew_wide)k;
 }
 inline ew_wide ew_bessel_j(ew_wide x, int nu) {
-  if (isnan(x)) return x;
+  if (OCL_ISNAN(x)) return x;
   const ew_wide ax = fabs(x);
   const ew_wide r = ax < EW_BESSEL_ASYM ? ew_bessel_j_quad(ax, nu) : ew_bessel_hankel(ax, nu, false);
   return (nu == 1 && signbit(x)) ? -r : r;  // J1 is odd (J1(-0) = -0)
@@ -770,7 +774,7 @@ inline ew_wide ew_bessel_j(ew_wide x, int nu) {
 //        (x/2)^(2k+1) / (k! (k+1)!),
 // with q = x^2 / 4 and H_k the harmonic numbers.
 inline ew_wide ew_bessel_y(ew_wide x, int nu) {
-  if (isnan(x) || x < 0) return (ew_wide)NAN;
+  if (OCL_ISNAN(x) || x < 0) return (ew_wide)NAN;
   if (x == 0) return -(ew_wide)INFINITY;
   if (x >= EW_BESSEL_ASYM) return ew_bessel_hankel(x, nu, true);
   const ew_wide q = x * x / 4, l = log(x / 2);
@@ -802,7 +806,7 @@ inline ew_wide ew_bessel_y(ew_wide x, int nu) {
 // error is about e^(x - 10 pi^2): geometric in the step for this analytic integrand), computed
 // scaled as e^(-2x sinh(t/2)^2); in the asymptotic range sqrt(pi / (2x)) e^(-x) sum_k a_k / x^k.
 inline ew_wide ew_bessel_k(ew_wide x, int nu, bool scaled) {
-  if (isnan(x) || x < 0) return (ew_wide)NAN;
+  if (OCL_ISNAN(x) || x < 0) return (ew_wide)NAN;
   if (x == 0) return (ew_wide)INFINITY;
   ew_wide r;
   if (x <= 2) {
@@ -864,7 +868,7 @@ inline ew_wide ew_bessel_k(ew_wide x, int nu, bool scaled) {
 // as in ew_bessel_k, and from z = 17 on by its asymptotic series; below -8 the asymptotic
 // expansion Ai(-x) = (sin(z + pi/4) P - cos(z + pi/4) Q) / (sqrt(pi) x^(1/4)).
 inline ew_wide ew_airy_ai(ew_wide x) {
-  if (isinf(x) || isnan(x)) return (ew_wide)NAN;
+  if (OCL_ISINF(x) || OCL_ISNAN(x)) return (ew_wide)NAN;
   if (x > WK(103.892)) return 0;
   if (x >= WK(-8) && x <= 2) {
     const ew_wide x3 = x * x * x;
@@ -922,8 +926,8 @@ inline ew_wide ew_igamma(ew_wide a, ew_wide x, bool upper) {
   if (a < 0 || x < 0) return (ew_wide)NAN;
   if (a == 0) return x > 0 ? (ew_wide)(upper ? 0 : 1) : (ew_wide)NAN;
   if (x == 0) return (ew_wide)(upper ? 1 : 0);
-  if (isinf(a)) return isinf(x) ? (ew_wide)NAN : (ew_wide)(upper ? 1 : 0);
-  if (isinf(x)) return (ew_wide)(upper ? 0 : 1);
+  if (OCL_ISINF(a)) return OCL_ISINF(x) ? (ew_wide)NAN : (ew_wide)(upper ? 1 : 0);
+  if (OCL_ISINF(x)) return (ew_wide)(upper ? 0 : 1);
   const ew_wide eps = sizeof(ew_wide) == 8 ? WK(1e-16) : WK(6e-8);
   const ew_wide prefactor = exp(a * log(x) - x - lgamma(a));
   if (x < a + 1) {
@@ -1008,7 +1012,7 @@ inline COMP ew_rshift(COMP a, COMP b) {
 // clamp with tensor bounds: a NaN bound gives NaN, a NaN input stays NaN, lo > hi gives hi.
 inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #ifdef COMP_FLOAT
-  if (isnan(lo) || isnan(hi)) return (COMP)NAN;
+  if (OCL_ISNAN(lo) || OCL_ISNAN(hi)) return (COMP)NAN;
 #endif
   return clamp_hi(clamp_lo(a, lo), hi);
 }
@@ -1019,8 +1023,8 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_pow_scalar(a, b, c) ew_pow_scalar(a, p0)
 #define EWOP_fmod(a, b, c) fmod(a, b)
 #define EWOP_remainder(a, b, c) ew_remainder(a, b)
-#define EWOP_fmax(a, b, c) fmax(a, b)
-#define EWOP_fmin(a, b, c) fmin(a, b)
+#define EWOP_fmax(a, b, c) (OCL_ISNAN(b) || (b) < (a) ? (a) : (OCL_ISNAN(a) || (a) < (b) ? (b) : (a)))
+#define EWOP_fmin(a, b, c) (OCL_ISNAN(b) || (a) < (b) ? (a) : (OCL_ISNAN(a) || (b) < (a) ? (b) : (a)))
 #define EWOP_signbit(a, b, c) (signbit(a) != 0)
 #else
 #define EWOP_pow(a, b, c) ew_powi(a, b)
@@ -1048,8 +1052,8 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_hypot(a, b, c) hypot(a, b)
 #define EWOP_copysign(a, b, c) copysign(a, b)
 #define EWOP_nextafter(a, b, c) ew_nextafter(a, b)
-#define EWOP_xlogy(a, b, c) (isnan(b) ? (COMP)NAN : ((a) == 0 ? (COMP)0 : (a) * log(b)))
-#define EWOP_xlog1py(a, b, c) (isnan(b) ? (COMP)NAN : ((a) == 0 ? (COMP)0 : (a) * log1p(b)))
+#define EWOP_xlogy(a, b, c) (OCL_ISNAN(b) ? (COMP)NAN : ((a) == 0 ? (COMP)0 : (a) * log(b)))
+#define EWOP_xlog1py(a, b, c) (OCL_ISNAN(b) ? (COMP)NAN : ((a) == 0 ? (COMP)0 : (a) * log1p(b)))
 #define EWOP_logaddexp(a, b, c) ew_logaddexp(a, b)
 #define EWOP_logaddexp2(a, b, c) ew_logaddexp2(a, b)
 #define EWOP_zeta(a, b, c) ew_zeta(a, b)
@@ -1097,14 +1101,14 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_i1(a, b, c) ew_bessel_i(a, 1, false)
 #define EWOP_i1e(a, b, c) ew_bessel_i(a, 1, true)
 #define EWOP_entr(a, b, c) \
-  (isnan(a) ? (a) : ((a) > 0 ? -(a) * log(a) : ((a) == 0 ? (COMP)0 : -(COMP)INFINITY)))
+  (OCL_ISNAN(a) ? (a) : ((a) > 0 ? -(a) * log(a) : ((a) == 0 ? (COMP)0 : -(COMP)INFINITY)))
 #define EWOP_erfcx(a, b, c) ew_erfcx(a)
 #define EWOP_log_ndtr(a, b, c) ew_log_ndtr(a)
 #define EWOP_ndtri(a, b, c) ew_ndtri(a)
 #define EWOP_frexp_mantissa(a, b, c) ew_frexp(a, false)
 #define EWOP_frexp_exponent(a, b, c) ew_frexp(a, true)
 // angle of a real number: pi for negatives, 0 otherwise, NaN kept.
-#define EWOP_angle(a, b, c) (isnan(a) ? (a) : ((a) < 0 ? EW_PI : (COMP)0))
+#define EWOP_angle(a, b, c) (OCL_ISNAN(a) ? (a) : ((a) < 0 ? EW_PI : (COMP)0))
 #define EWOP_bessel_j0(a, b, c) ((COMP)ew_bessel_j((ew_wide)(a), 0))
 #define EWOP_bessel_j1(a, b, c) ((COMP)ew_bessel_j((ew_wide)(a), 1))
 #define EWOP_bessel_y0(a, b, c) ((COMP)ew_bessel_y((ew_wide)(a), 0))
@@ -1119,7 +1123,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_isposinf(a, b, c) ((a) == (COMP)INFINITY)
 #define EWOP_isneginf(a, b, c) ((a) == -(COMP)INFINITY)
 #define EWOP_nan_to_num(a, b, c) \
-  (isnan(a) ? p0 : (isinf(a) ? ((a) > 0 ? p1 : p2) : (a)))
+  (OCL_ISNAN(a) ? p0 : (OCL_ISINF(a) ? ((a) > 0 ? p1 : p2) : (a)))
 // round(x, decimals): p0 = 10^|decimals|, p1 = 1 when decimals < 0.
 #define EWOP_round_decimals(a, b, c) \
   ((p1) != 0 ? rint((a) / (p0)) * (p0) : rint((a) * (p0)) / (p0))
@@ -1151,7 +1155,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_hardtanh_backward(a, b, c) ((b) > p0 && (b) < p1 ? (a) : (COMP)0)
 #define EWOP_hardshrink(a, b, c) ((a) >= -p0 && (a) <= p0 ? (COMP)0 : (a))
 #define EWOP_softshrink(a, b, c) \
-  ((a) > p0 ? (a) - p0 : ((a) < -p0 ? (a) + p0 : (isnan(a) ? (a) : (COMP)0)))
+  ((a) > p0 ? (a) - p0 : ((a) < -p0 ? (a) + p0 : (OCL_ISNAN(a) ? (a) : (COMP)0)))
 #define EWOP_shrink_backward(a, b, c) ((b) < -p0 || (b) > p0 ? (a) : (COMP)0)
 // glu: a the first half, b the second.
 #define EWOP_glu(a, b, c) ((a) * ((COMP)1 / ((COMP)1 + exp(-(b)))))
@@ -1295,6 +1299,25 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
     STORE(OUT_T, out, out_off + (o), CONVERT(OUT_T, OP(a, b, c))); \
   } while (0)
 
+// EW_VEC (contiguous case, float operands and result, CHUNK a multiple of 8; the host sets it for
+// ops flagged kVec on CPU devices): a whole chunk is computed 8 lanes at a time with the vector
+// forms of the built-ins. PoCL calls the scalar exp, erf, sqrt, ... out of line, which keeps a
+// loop scalar: exp over 1M floats took 3.9 ms element by element and 0.5 ms as float8.
+#if NIN > 0 && defined(IN0_SCALAR)
+#define VLOAD_A(i) ((float8)in0_val)
+#elif NIN > 0
+#define VLOAD_A(i) vload8(0, in0 + in0_off + (i))
+#else
+#define VLOAD_A(i) ((float8)0)
+#endif
+#if NIN > 1 && defined(IN1_SCALAR)
+#define VLOAD_B(i) ((float8)in1_val)
+#elif NIN > 1
+#define VLOAD_B(i) vload8(0, in1 + in1_off + (i))
+#else
+#define VLOAD_B(i) ((float8)0)
+#endif
+
 // CHUNK (contiguous case only): consecutive elements per work-item. 1 suits GPUs (neighbouring
 // work-items touch neighbouring elements); CPU devices run a work-item's loop as vector code, so
 // the host passes a larger chunk there.
@@ -1307,7 +1330,14 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
 #if NDIM == 0
   const idx_t base = (idx_t)get_global_id(0) * CHUNK;
   if (base + CHUNK <= (idx_t)n) {
+#ifdef EW_VEC
+    for (int j = 0; j < CHUNK; j += 8) {
+      const float8 a = VLOAD_A(base + j), b = VLOAD_B(base + j), c = (float8)0;
+      vstore8(OP(a, b, c), 0, out + out_off + base + j);
+    }
+#else
     for (int j = 0; j < CHUNK; ++j) EW_AT(base + j, base + j, base + j, base + j);
+#endif
   } else {
     for (idx_t i = base; i < (idx_t)n; ++i) EW_AT(i, i, i, i);
   }

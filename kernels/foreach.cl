@@ -33,12 +33,11 @@
 
 #define MT_NB 32
 
-// Per-element helpers that compilers inline. PoCL 3.0's built-ins (sqrt, fabs, isnan, isfinite)
-// are out-of-line calls, and a loop that calls a function is not vectorised: with them Adam's
-// fused step ran 6x and NaN-propagating max 8x slower. clang's __builtin_sqrt is the IEEE
-// (correctly rounded) square root, as the CPU computes it. Arguments are evaluated twice.
-#define MT_ISNAN(x) ((x) != (x))
-#define MT_ISFINITE(x) ((x) - (x) == 0)
+// Per-element helpers that compilers inline (as OCL_ISNAN in common.clh). PoCL 3.0's built-ins
+// (sqrt, fabs, isnan, isfinite) are out-of-line calls, and a loop that calls a function is not
+// vectorised: with them Adam's fused step ran 6x and NaN-propagating max 8x slower. clang's
+// __builtin_sqrt is the IEEE (correctly rounded) square root, as the CPU computes it. Arguments
+// are evaluated twice.
 #define MT_FABS(x) ((x) < 0 ? -(x) : (x) + 0) /* + 0 turns -0.0 into +0.0 */
 #if defined(__clang__) && defined(COMP_IS_DOUBLE)
 #define MT_SQRT(x) __builtin_sqrt(x)
@@ -139,8 +138,8 @@ typedef struct {
 
 #ifdef FE_FLOAT
 // NaN-propagating maximum/minimum, as torch's clamp_min/clamp_max and maximum/minimum.
-inline COMP fe_max(COMP a, COMP b) { return MT_ISNAN(a) || MT_ISNAN(b) ? a + b : (a > b ? a : b); }
-inline COMP fe_min(COMP a, COMP b) { return MT_ISNAN(a) || MT_ISNAN(b) ? a + b : (a < b ? a : b); }
+inline COMP fe_max(COMP a, COMP b) { return OCL_ISNAN(a) || OCL_ISNAN(b) ? a + b : (a > b ? a : b); }
+inline COMP fe_min(COMP a, COMP b) { return OCL_ISNAN(a) || OCL_ISNAN(b) ? a + b : (a < b ? a : b); }
 #define FE_ABS(a) MT_FABS(a)
 #else
 inline COMP fe_max(COMP a, COMP b) { return a > b ? a : b; }
@@ -245,7 +244,7 @@ inline COMP fe_lerp(COMP a, COMP b, COMP w) {
 #ifdef CHECK_FINITE
 // Every writer stores the same value; an atomic store keeps that free of data races.
 #define CHECK_A(a) \
-  if (!MT_ISFINITE(a)) atomic_xchg((volatile __global int*)(found + found_off), as_int(1.0f))
+  if (!OCL_ISFINITE(a)) atomic_xchg((volatile __global int*)(found + found_off), as_int(1.0f))
 #else
 #define CHECK_A(a)
 #endif
@@ -307,11 +306,11 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void foreach_apply(
 #if defined(NORM_INF)
 #define NORM_MAP(x) MT_FABS(x)
 #define NORM_ID ((ACC)0)
-#define NORM_COMBINE(u, v) ((MT_ISNAN(u) || (u) > (v)) ? (u) : (v))
+#define NORM_COMBINE(u, v) ((OCL_ISNAN(u) || (u) > (v)) ? (u) : (v))
 #elif defined(NORM_NEGINF)
 #define NORM_MAP(x) MT_FABS(x)
 #define NORM_ID ((ACC)INFINITY)
-#define NORM_COMBINE(u, v) ((MT_ISNAN(u) || (u) < (v)) ? (u) : (v))
+#define NORM_COMBINE(u, v) ((OCL_ISNAN(u) || (u) < (v)) ? (u) : (v))
 #else
 #if defined(NORM_L2)
 #define NORM_MAP(x) ((x) * (x))

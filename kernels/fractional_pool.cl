@@ -52,7 +52,7 @@ __kernel void fractional_max_forward(ulong total, long C, long T, long H, long W
     for (long h = h0; h < h0 + PH; ++h) {
       for (long w = w0; w < w0 + PW; ++w) {
         const ACC v = LOAD(T_, in, ib + t * iT + h * iH + w * iW);
-        if (v > best || isnan(v)) {
+        if (v > best || OCL_ISNAN(v)) {
           best = v;
           best_i = (t * H + h) * W + w;
         }

@@ -66,7 +66,7 @@ __kernel void histc(ulong n, IN_PTR in, ulong in_off, IN_PTR range_lo, ulong lo_
       lo -= 1;
       hi += 1;
     }
-    if (!isfinite(lo) || !isfinite(hi)) {
+    if (!OCL_ISFINITE(lo) || !OCL_ISFINITE(hi)) {
       if (get_global_id(0) == 0) atomic_cmpxchg(err, 0, err_code);
       return;  // every work-item of every group returns here: no barrier is reached
     }

@@ -123,9 +123,9 @@ inline float half_value(uint w) { return ocl_half_to_float((ushort)w); }
 #elif defined(REDUCE_MUL)
 #define COMBINE(cur, v) ((cur) * (v))
 #elif defined(T_FLOAT) && defined(REDUCE_MAX)
-#define COMBINE(cur, v) (isnan(v) ? (v) : ((cur) < (v) ? (v) : (cur)))
+#define COMBINE(cur, v) (OCL_ISNAN(v) ? (v) : ((cur) < (v) ? (v) : (cur)))
 #elif defined(T_FLOAT)
-#define COMBINE(cur, v) (isnan(v) ? (v) : ((v) < (cur) ? (v) : (cur)))
+#define COMBINE(cur, v) (OCL_ISNAN(v) ? (v) : ((v) < (cur) ? (v) : (cur)))
 #elif defined(REDUCE_MAX)
 #define COMBINE(cur, v) ((cur) < (v) ? (v) : (cur))
 #else

@@ -72,7 +72,7 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
       int bi = m;
       for (int i = j + lid; i < m; i += LWS) {
         const T x = EL(A, rs, cs, i, j);
-        const T ax = isnan(x) ? (T)-1 : fabs(x);
+        const T ax = OCL_ISNAN(x) ? (T)-1 : fabs(x);
         if (ax > bv) {
           bv = ax;
           bi = i;
@@ -82,7 +82,7 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
       best_i[lid] = bi;
       argmax_reduce(best_v, best_i, lid);
       p = best_i[0];
-      if (p >= m || isnan(EL(A, rs, cs, j, j))) p = j;
+      if (p >= m || OCL_ISNAN(EL(A, rs, cs, j, j))) p = j;
       GSYNC;  // everyone has read best_i[0] and a[j, j] before they change
     }
     if (lid == 0) P[j] = p + 1;
@@ -369,7 +369,7 @@ __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __
           const T app = A[pq.x + (long)pq.x * n], aqq = A[pq.y + (long)pq.y * n];
           const T apq = A[pq.x + (long)pq.y * n];
           if (fabs(apq) > JACOBI_EPS * sqrt(fabs(app)) * sqrt(fabs(aqq)) && apq != (T)0 &&
-              !isnan(apq)) {
+              !OCL_ISNAN(apq)) {
             jacobi_rotation(app, aqq, apq, &c, &s);
             atomic_or(&rotated, 1);
           }
@@ -484,7 +484,7 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
             be += wq[k] * wq[k];
             ga += wp[k] * wq[k];
           }
-          if (fabs(ga) > JACOBI_EPS * sqrt(al) * sqrt(be) && fabs(ga) > noise && !isnan(ga)) {
+          if (fabs(ga) > JACOBI_EPS * sqrt(al) * sqrt(be) && fabs(ga) > noise && !OCL_ISNAN(ga)) {
             jacobi_rotation(al, be, ga, &c, &sn);
             atomic_or(&rotated, 1);
           }

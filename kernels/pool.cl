@@ -89,7 +89,7 @@ __kernel void pool_max_forward(POOL_GEOM, TENSOR(const DATA, in), TENSOR(DATA, o
     for (long h = h0; h < h1; h += hs)
       for (long w = w0; w < w1; w += ws) {
         const ACC v = LOAD(T_, in, AT(in, n, c, t, h, w));
-        if (v > best || isnan(v)) {
+        if (v > best || OCL_ISNAN(v)) {
           best = v;
           best_i = (t * H + h) * W + w;
         }

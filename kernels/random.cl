@@ -155,7 +155,7 @@ inline float rnd_uniform(uint x, float p1, float p2) {
   const float range = p2 - p1;
   const float scaled = range * U01(x);
   float v = p1 + scaled;
-  if (!(p1 < p2) || !isfinite(p2)) return v;
+  if (!(p1 < p2) || !OCL_ISFINITE(p2)) return v;
   if (v >= p2) v = rnd_float_down(p2);
 #if OUT_IS_HALF
   ushort h = ocl_float_to_half(v);
@@ -250,7 +250,7 @@ inline double rnd_double_down(double d) {
 // p1 + (p2 - p1) * k * 2^-53, kept below p2.
 inline double rnd_uniform_f64(ulong k, double p1, double p2) {
   const double v = p1 + (p2 - p1) * ((double)k * 0x1.0p-53);
-  if (!(p1 < p2) || !isfinite(p2)) return v;
+  if (!(p1 < p2) || !OCL_ISFINITE(p2)) return v;
   return v >= p2 ? rnd_double_down(p2) : v;
 }
 #endif
@@ -389,7 +389,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void philox_multinomia
     CDF_T prev = 0;
     for (ulong i = 0; i < n_cat && code == 0; ++i) {
       const CDF_T c = cdf[i];
-      if (!isfinite(c))
+      if (!OCL_ISFINITE(c))
         code = err_inf;
       else if (c < prev)
         code = err_neg;

@@ -139,13 +139,13 @@ inline ACC red_combine(ACC a, ACC b) {
   return red_mul(a, b);
 #elif defined(OP_MAX)
 #if ACC_IS_FLOAT
-  return (isnan(a) || a > b) ? a : b;
+  return (OCL_ISNAN(a) || a > b) ? a : b;
 #else
   return a > b ? a : b;
 #endif
 #else
 #if ACC_IS_FLOAT
-  return (isnan(a) || a < b) ? a : b;
+  return (OCL_ISNAN(a) || a < b) ? a : b;
 #else
   return a < b ? a : b;
 #endif
@@ -184,7 +184,7 @@ inline ACC red_map(IN x, ACC row, ACC p) {
   return x != 0 ? (ACC)1 : (ACC)0;
 #elif defined(MAP_NANZERO)
   const ACC v = CONVERT(ACC_T, x);
-  return isnan(v) ? (ACC)0 : v;
+  return OCL_ISNAN(v) ? (ACC)0 : v;
 #elif defined(MAP_SQDEV)
   const ACC d = CONVERT(ACC_T, x) - row;
   return d * d;

@@ -77,7 +77,7 @@ inline ACC log_add_exp(ACC x, ACC y) {
   const ACC lo = IS_NAN(y) ? y : fmin(x, y);
   const ACC hi = IS_NAN(y) ? y : fmax(x, y);
   if (IS_NAN(x)) return x;
-  if (lo != hi || isfinite(lo)) return log1p(exp(lo - hi)) + hi;
+  if (lo != hi || OCL_ISFINITE(lo)) return log1p(exp(lo - hi)) + hi;
   return x;  // both the same infinity
 }
 #endif

@@ -27,7 +27,7 @@ inline ACC group_reduce(ACC v, __local ACC* scratch, uint lid, int is_max) {
       const ACC o = scratch[lid + s];
       const ACC m = scratch[lid];
       // max propagates NaN like torch
-      scratch[lid] = is_max ? ((isnan(m) || m >= o) ? m : o) : m + o;
+      scratch[lid] = is_max ? ((OCL_ISNAN(m) || m >= o) ? m : o) : m + o;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
@@ -47,7 +47,7 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void softmax_forward(
   ACC mx = -INFINITY;
   for (ulong k = lid; k < K; k += LWS) {
     const ACC x = LOAD(IN_T, in, ib + k);
-    mx = (isnan(mx) || mx >= x) ? mx : x;
+    mx = (OCL_ISNAN(mx) || mx >= x) ? mx : x;
   }
   mx = group_reduce(mx, scratch, lid, 1);
   ACC s = 0;

@@ -72,6 +72,18 @@ struct Plan {
   c10::Scalar scalar_value[kMaxInputs];
 };
 
+// Whether a contiguous call runs 8 lanes at a time (EW_VEC in kernels/elementwise.cl): ops flagged
+// kVec with float32 operands and result, where work-items take chunks (CPU devices). Follows from
+// the variant key's fields (op, dtypes, rank, device).
+bool vectorised(const Plan& p) {
+  if (!(p.op->flags & kVec) || p.built_ndim != 0 || p.nin > 2 || contiguous_chunk(p.device) % 8)
+    return false;
+  if (p.out_type != at::kFloat || p.comp != at::kFloat) return false;
+  for (int k = 0; k < p.nin; ++k)
+    if (p.in_types[k] != at::kFloat) return false;
+  return true;
+}
+
 std::string variant_options(const Plan& p) {
   std::string opts;
   opts.reserve(192);
@@ -102,6 +114,7 @@ std::string variant_options(const Plan& p) {
   if (p.idx64) opts += " -DIDX64";
   if (p.nonzero_b) opts += " -DEW_NONZERO_B";
   if (p.built_ndim == 0) opts += " -DCHUNK=" + std::to_string(contiguous_chunk(p.device));
+  if (vectorised(p)) opts += " -DEW_VEC";
   return opts;
 }
 
@@ -131,6 +144,19 @@ cl_long8 strides_of(const at::TensorIteratorBase& iter, int arg) {
   const int64_t size = iter.element_size(arg);
   for (int d = 0; d < iter.ndim(); ++d) v.s[d] = strides[d] / size;
   return v;
+}
+
+// Whether every operand that is not a CPU scalar is contiguous (the contiguous kernel then serves,
+// the scalars being kernel arguments): x * 2 as well as x * y. (is_contiguous() counts a CPU
+// scalar's zero stride against it; the iterator has collapsed such a call to one dimension.)
+bool dense_but_scalars(const at::TensorIteratorBase& iter, const Plan& p) {
+  if (iter.is_contiguous()) return true;
+  if (iter.ndim() != 1) return false;
+  for (int arg = 0; arg <= p.nin; ++arg) {
+    if (arg > 0 && p.scalar[arg - 1]) continue;
+    if (iter.strides(arg)[0] != iter.element_size(arg)) return false;
+  }
+  return true;
 }
 
 bool is_batch_dtype(at::ScalarType t) {
@@ -180,8 +206,6 @@ void launch_elementwise(at::TensorIteratorBase& iter, EwId id, const EwParams& p
                  : (p.op->flags & kOpmathParams)                 ? at::toOpMathType(p.comp)
                                                                  : p.comp;
   p.nin = iter.ninputs();
-  p.ndim = iter.is_contiguous() ? 0 : iter.ndim();
-  p.built_ndim = rank_bucket(p.ndim);
   p.idx64 = !iter.can_use_32bit_indexing();
   p.nonzero_b = (p.op->flags & kZeroDivisor) && !is_floating_tag(p.comp);
   for (int k = 0; k < p.nin; ++k) {
@@ -196,6 +220,8 @@ void launch_elementwise(at::TensorIteratorBase& iter, EwId id, const EwParams& p
   }
   for (const c10::Scalar* v : {&params.p0, &params.p1, &params.p2})
     check_scalar_fits(*v, p.param_type);
+  p.ndim = dense_but_scalars(iter, p) ? 0 : iter.ndim();
+  p.built_ndim = rank_bucket(p.ndim);
 
   if (try_batch(iter, p, params)) return;
 

@@ -11,7 +11,10 @@
 //               bfloat16; one or two operands); kZeroDivisor - integer division: a zero divisor
 //               is found by the kernel and raised at the next wait as ZeroDivisionError;
 //               kOpmathParams - the scalar parameters are range-checked against the opmath type
-//               (float for half/bfloat16) as the CPU does, not the compute type.
+//               (float for half/bfloat16) as the CPU does, not the compute type; kVec - the
+//               kernel expression is valid for float8 operands too (arithmetic and built-ins, no
+//               compares or helper functions): contiguous float32 calls on CPU devices then run
+//               8 lanes at a time (kernels/elementwise.cl, EW_VEC).
 //
 // How an op reaches its kernel is registered in ops/ElementwiseOps.cpp: the DispatchStub that
 // ATen's CPU implementation calls (REGISTER_PRIVATEUSE1_DISPATCH), with ATen's structured
@@ -40,6 +43,7 @@ enum EwFlags : uint8_t {
   kBatch = 1,
   kZeroDivisor = 2,
   kOpmathParams = 4,
+  kVec = 8,
 };
 
 // clang-format off
@@ -74,15 +78,15 @@ enum EwFlags : uint8_t {
   X(floor,             kFloating, "floor_vml_cpu",         kBatch)           \
   X(round,             kFloating, "round_vml_cpu",         kBatch)           \
   X(trunc,             kFloating, "trunc_vml_cpu",         kBatch)           \
-  X(exp,               kFloating, "exp_vml_cpu",           kBatch)           \
-  X(log,               kFloating, "log_vml_cpu",           kBatch)           \
-  X(sqrt,              kFloating, "sqrt_vml_cpu",          kBatch)           \
-  X(rsqrt,             kFloating, "rsqrt_cpu",             kBatch)           \
-  X(sigmoid,           kFloating, "sigmoid_cpu",           kBatch)           \
+  X(exp,               kFloating, "exp_vml_cpu",           kBatch | kVec)    \
+  X(log,               kFloating, "log_vml_cpu",           kBatch | kVec)    \
+  X(sqrt,              kFloating, "sqrt_vml_cpu",          kBatch | kVec)    \
+  X(rsqrt,             kFloating, "rsqrt_cpu",             kBatch | kVec)    \
+  X(sigmoid,           kFloating, "sigmoid_cpu",           kBatch | kVec)    \
   X(tanh,              kFloating, "tanh_vml_cpu",          kBatch)           \
-  X(sin,               kFloating, "sin_vml_cpu",           kBatch)           \
-  X(cos,               kFloating, "cos_vml_cpu",           kBatch)           \
-  X(reciprocal,        kFloating, "reciprocal_cpu",        kBatch)           \
+  X(sin,               kFloating, "sin_vml_cpu",           kBatch | kVec)    \
+  X(cos,               kFloating, "cos_vml_cpu",           kBatch | kVec)    \
+  X(reciprocal,        kFloating, "reciprocal_cpu",        kBatch | kVec)    \
   /* clamp with scalar bounds p0 (min), p1 (max) */                          \
   X(clamp,             kNoBool,   "clamp_scalar_cpu",      kBatch)           \
   X(clamp_min,         kNoBool,   "clamp_min_scalar_cpu",  kBatch)           \
@@ -140,26 +144,26 @@ enum EwFlags : uint8_t {
   X(hermite_he,        kFloatDouble, "hermite_polynomial_he_cpu", kNoFlags) \
   X(laguerre_l,        kFloatDouble, "laguerre_polynomial_l_cpu", kNoFlags) \
   X(legendre_p,        kFloatDouble, "legendre_polynomial_p_cpu", kNoFlags) \
-  X(erf,               kFloating, "erf_cpu",               kBatch)           \
-  X(erfc,              kFloating, "erfc_cpu",              kNoFlags)         \
+  X(erf,               kFloating, "erf_cpu",               kBatch | kVec)    \
+  X(erfc,              kFloating, "erfc_cpu",              kVec)             \
   X(erfinv,            kFloating, "erfinv_cpu",            kNoFlags)         \
-  X(expm1,             kFloating, "expm1_cpu",             kNoFlags)         \
-  X(log1p,             kFloating, "log1p_cpu",             kNoFlags)         \
-  X(log2,              kFloating, "log2_cpu",              kNoFlags)         \
-  X(log10,             kFloating, "log10_cpu",             kNoFlags)         \
-  X(exp2,              kFloating, "exp2_cpu",              kNoFlags)         \
+  X(expm1,             kFloating, "expm1_cpu",             kVec)             \
+  X(log1p,             kFloating, "log1p_cpu",             kVec)             \
+  X(log2,              kFloating, "log2_cpu",              kVec)             \
+  X(log10,             kFloating, "log10_cpu",             kVec)             \
+  X(exp2,              kFloating, "exp2_cpu",              kVec)             \
   X(lgamma,            kFloating, "lgamma_cpu",            kNoFlags)         \
   X(digamma,           kFloating, "digamma",               kNoFlags)         \
   X(polygamma,         kFloating, "polygamma",             kNoFlags)         \
-  X(tan,               kFloating, "tan_cpu",               kNoFlags)         \
-  X(asin,              kFloating, "asin_cpu",              kNoFlags)         \
-  X(acos,              kFloating, "acos_cpu",              kNoFlags)         \
-  X(atan,              kFloating, "atan_cpu",              kNoFlags)         \
-  X(sinh,              kFloating, "sinh_cpu",              kNoFlags)         \
-  X(cosh,              kFloating, "cosh_cpu",              kNoFlags)         \
-  X(asinh,             kFloating, "asinh_cpu",             kNoFlags)         \
-  X(acosh,             kFloating, "acosh_cpu",             kNoFlags)         \
-  X(atanh,             kFloating, "atanh_cpu",             kNoFlags)         \
+  X(tan,               kFloating, "tan_cpu",               kVec)             \
+  X(asin,              kFloating, "asin_cpu",              kVec)             \
+  X(acos,              kFloating, "acos_cpu",              kVec)             \
+  X(atan,              kFloating, "atan_cpu",              kVec)             \
+  X(sinh,              kFloating, "sinh_cpu",              kVec)             \
+  X(cosh,              kFloating, "cosh_cpu",              kVec)             \
+  X(asinh,             kFloating, "asinh_cpu",             kVec)             \
+  X(acosh,             kFloating, "acosh_cpu",             kVec)             \
+  X(atanh,             kFloating, "atanh_cpu",             kVec)             \
   X(sinc,              kFloating, "sinc_cpu",              kNoFlags)         \
   X(i0,                kFloating, "i0_cpu",                kNoFlags)         \
   X(i0e,               kFloating, "i0e_cpu",               kNoFlags)         \
@@ -190,11 +194,11 @@ enum EwFlags : uint8_t {
   X(logit,             kFloating, "logit_cpu",             kNoFlags)         \
   X(logit_backward,    kFloating, "logit_backward_cpu",    kNoFlags)         \
   /* activations (p0.. their scalar arguments, in the stub's order) */      \
-  X(gelu,              kFloating, "GeluKernelImpl",        kBatch | kOpmathParams) \
+  X(gelu,              kFloating, "GeluKernelImpl",        kBatch | kOpmathParams | kVec) \
   X(gelu_tanh,         kFloating, "GeluKernelImpl",        kOpmathParams)    \
   X(gelu_backward,     kFloating, "GeluBackwardKernelImpl", kBatch | kOpmathParams) \
   X(gelu_tanh_backward, kFloating, "GeluBackwardKernelImpl", kOpmathParams)  \
-  X(silu,              kFloating, "silu_cpu",              kBatch)           \
+  X(silu,              kFloating, "silu_cpu",              kBatch | kVec)    \
   X(silu_backward,     kFloating, "silu_backward_cpu",     kBatch)           \
   X(mish,              kFloating, "mish_cpu",              kNoFlags)         \
   X(mish_backward,     kFloating, "mish_backward_cpu",     kNoFlags)         \

@@ -1440,3 +1440,64 @@ def test_cross_errors():
         with pytest.raises(exc) as ocl_err:
             torch.linalg.cross(a.to(DEVICE), b.to(DEVICE))
         assert str(ocl_err.value) == str(cpu_err.value)
+
+
+# ---- The vectorised contiguous path (EW_VEC, ops flagged kVec: float32 calls on CPU devices run a
+# work-item's chunk as float8) and the contiguous kernel for operands next to a CPU scalar.
+
+VEC_UNARY = (
+    "exp log sqrt rsqrt sigmoid sin cos reciprocal erf erfc expm1 log1p log2 log10 exp2 tan asin "
+    "acos atan sinh cosh asinh acosh atanh"
+).split()
+
+
+def _vec_input(n, seed):
+    """Random values over the ops' interesting ranges, every special value among them."""
+    x = make_cpu((n,), torch.float32, seed=seed, low=-4, high=4)
+    x[: len(SPECIAL)] = torch.tensor(SPECIAL)
+    return x
+
+
+@pytest.mark.parametrize("name", VEC_UNARY + ["gelu", "silu"])
+def test_vectorised_unary_ops(name):
+    """Sizes beyond the tiny-op batch (8192) that end inside a chunk (64) and inside a vector (8),
+    at offsets into the buffer: every element is computed once, with the scalar path's NaN/Inf
+    handling."""
+    fn = getattr(torch.nn.functional, name, None) if name in ("gelu", "silu") else None
+    fn = fn or getattr(torch, name)
+    base = _vec_input(64 * 200 + 13, seed=3)
+    on_device = base.to(DEVICE)
+    for start, n in ((0, base.numel()), (0, 64 * 150), (5, 64 * 150 - 1), (3, 8 * 64 * 20 + 7)):
+        view = base[start : start + n]
+        x = on_device[start : start + n]  # at an offset into the buffer
+        expected = fn(view.double()).float()
+        assert_ocl_close(fn(x), expected, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["mul", "add", "div", "sub"])
+def test_contiguous_with_a_python_scalar(op):
+    """x op 2.5 on a large contiguous tensor runs the contiguous kernel (the CPU scalar's zero
+    stride does not count against it), with the CPU's results."""
+    x = _vec_input(100_003, seed=4)
+    fn = getattr(torch, op)
+    for s in (2.5, -3, 0.0):
+        expected = fn(x.double(), s).float()
+        assert_ocl_close(fn(x.to(DEVICE), s), expected)
+        assert_ocl_close(fn(x.to(DEVICE)[1::2], s), fn(x[1::2].double(), s).float())
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=dtype_id)
+def test_max_min_signed_zeros_and_nan(name, dtype):
+    """NaN propagation (maximum/minimum) and NaN skipping (fmax/fmin) as on the CPU, at sizes
+    of the batch and of the kernel. A tie of -0.0 and 0.0 gives a zero of either sign: the CPU's
+    own vectorised loop returns the second operand and its scalar loop the first."""
+    a = torch.tensor([-0.0, 0.0, NAN, 1.0, NAN, 2.0, -1.0, -INF, INF], dtype=dtype)
+    b = torch.tensor([0.0, -0.0, 1.0, NAN, NAN, 1.0, 3.0, INF, -INF], dtype=dtype)
+    fn = getattr(torch, name)
+    for x, y in ((a, b), (a.repeat(300), b.repeat(300)), (a.repeat(1000), b.repeat(1000))):
+        got = fn(x.to(DEVICE), y.to(DEVICE)).cpu()
+        expected = fn(x, y)
+        assert torch.equal(got.isnan(), expected.isnan())
+        ok = ~expected.isnan()
+        assert torch.equal(got[ok], expected[ok])  # -0.0 == 0.0
