@@ -39,9 +39,11 @@
 // __builtin_sqrt is the IEEE (correctly rounded) square root, as the CPU computes it. Arguments
 // are evaluated twice.
 #define MT_FABS(x) ((x) < 0 ? -(x) : (x) + 0) /* + 0 turns -0.0 into +0.0 */
-#if defined(__clang__) && defined(COMP_IS_DOUBLE)
+// Not for SPIR targets (Oclgrind; Intel's compiler): the LLVM sqrt intrinsic the built-in becomes
+// is not an OpenCL function there, and Oclgrind refused to create every kernel using it.
+#if defined(__clang__) && !defined(__SPIR__) && defined(COMP_IS_DOUBLE)
 #define MT_SQRT(x) __builtin_sqrt(x)
-#elif defined(__clang__)
+#elif defined(__clang__) && !defined(__SPIR__)
 #define MT_SQRT(x) __builtin_sqrtf(x)
 #else
 #define MT_SQRT(x) sqrt(x)

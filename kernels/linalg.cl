@@ -104,7 +104,8 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
     const int rows = m - j - 1, cols = n - j - 1;
     const long total = (long)rows * cols;
     for (long t = lid; t < total; t += LWS) {
-      const int i = j + 1 + (int)(t % rows), c = j + 1 + (int)(t / rows);
+      const long tq = t / rows;
+      const int i = j + 1 + (int)(t - tq * rows), c = j + 1 + (int)tq;
       EL(A, rs, cs, i, c) -= EL(A, rs, cs, i, j) * EL(A, rs, cs, j, c);
     }
     GSYNC;
@@ -126,7 +127,8 @@ void trsm_one(__global const T* t, long trs, long tcs, __global T* x, long xrs, 
     const int cnt = lower ? n - k - 1 : k;
     const long total = (long)cnt * nrhs;
     for (long q = lid; q < total; q += LWS) {
-      const int i = lo + (int)(q % cnt), c = (int)(q / cnt);
+      const long qq = q / cnt;
+      const int i = lo + (int)(q - qq * cnt), c = (int)qq;
       EL(x, xrs, xcs, i, c) -= EL(t, trs, tcs, i, k) * EL(x, xrs, xcs, k, c);
     }
     GSYNC;
@@ -199,7 +201,8 @@ __kernel void cholesky(__global T* a, ulong a_off, long bs, long rs, long cs, __
     const int cnt = n - j - 1;
     const long total = (long)cnt * cnt;
     for (long q = lid; q < total; q += LWS) {
-      const int i = j + 1 + (int)(q % cnt), c = j + 1 + (int)(q / cnt);
+      const long qq = q / cnt;
+      const int i = j + 1 + (int)(q - qq * cnt), c = j + 1 + (int)qq;
       if (i >= c) EL(A, rs, cs, i, c) -= EL(A, rs, cs, i, j) * EL(A, rs, cs, c, j);
     }
     GSYNC;
@@ -349,7 +352,8 @@ __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __
   __global T* CS = V + (long)n * n;  // c of pair i at CS[i], s at CS[n/2 + i]
   __local int rotated;
   for (long q = lid; q < (long)n * n; q += LWS) {
-    const int i = (int)(q % n), j = (int)(q / n);
+    const long qq = q / n;
+    const int i = (int)(q - qq * n), j = (int)qq;
     const int lo = max(i, j), hi = min(i, j);  // (lo, hi) is in the lower triangle
     A[q] = upper ? EL(X, rs, cs, hi, lo) : EL(X, rs, cs, lo, hi);
     V[q] = i == j ? (T)1 : (T)0;
@@ -380,7 +384,8 @@ __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __
       GSYNC;
       // columns p, q of A and V <- (c a_p - s a_q, s a_p + c a_q)
       for (long w = lid; w < (long)npairs * n; w += LWS) {
-        const int i = (int)(w / n), k = (int)(w % n);
+        const long wq = w / n;
+        const int i = (int)wq, k = (int)(w - wq * n);
         const int2 pq = jacobi_pair(n2, r, i);
         if (pq.y >= n) continue;
         const T c = CS[i], s = CS[npairs + i];
@@ -396,7 +401,8 @@ __kernel void eigh(__global T* vec, ulong vec_off, long bs, long rs, long cs, __
       GSYNC;
       // rows p, q of A likewise
       for (long w = lid; w < (long)npairs * n; w += LWS) {
-        const int i = (int)(w / n), k = (int)(w % n);
+        const long wq = w / n;
+        const int i = (int)wq, k = (int)(w - wq * n);
         const int2 pq = jacobi_pair(n2, r, i);
         if (pq.y >= n) continue;
         const T c = CS[i], s = CS[npairs + i];
@@ -453,12 +459,16 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
   __local T red[LWS];
   T part = (T)0;
   for (long q = lid; q < (long)M * N; q += LWS) {
-    const int i = (int)(q % M), j = (int)(q / M);
+    const long qq = q / M;
+    const int i = (int)(q - qq * M), j = (int)qq;
     const T x = tr ? EL(A, ars, acs, j, i) : EL(A, ars, acs, i, j);
     W[q] = x;
     part += x * x;
   }
-  for (long q = lid; q < (long)N * N; q += LWS) V[q] = (q % N == q / N) ? (T)1 : (T)0;
+  for (long q = lid; q < (long)N * N; q += LWS) {
+    const long qq = q / N;
+    V[q] = (q - qq * N == qq) ? (T)1 : (T)0;
+  }
   red[lid] = part;
   sum_reduce(red, lid);
   // Inner products below the rounding noise of the whole matrix (columns that are numerically
@@ -495,7 +505,8 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
       GSYNC;
       const int rows = M + N;  // W's rows, then V's
       for (long w = lid; w < (long)npairs * rows; w += LWS) {
-        const int i = (int)(w / rows), k = (int)(w % rows);
+        const long wq = w / rows;
+        const int i = (int)wq, k = (int)(w - wq * rows);
         const int2 pq = jacobi_pair(n2, r, i);
         if (pq.y >= N) continue;
         const T c = CS[i], sn = CS[npairs + i];

@@ -307,7 +307,11 @@ def test_norms(ctx, queue, build, has_fp64, rng, tag, kind, geo):
     bufs = [buffer(ctx, h) for h in lists.host]
     args = bufs + [bufs[0]] * (NB - len(bufs))
     p = comp(acc)(3.0)
-    part = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, (chunks + 2) * np.dtype(comp(acc)).itemsize)
+    # NaN everywhere first: a partial the finish kernel reads without its being written fails the
+    # test (and Oclgrind's uninitialised-value check, which flagged the reduce when this buffer
+    # started uninitialised, has nothing left to report).
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+    part = cl.Buffer(ctx, flags, hostbuf=np.full(chunks + 2, np.nan, comp(acc)))
     out = store(tag, np.full(rows + 2, 7.0))
     obuf = buffer(ctx, out)
     prg.foreach_norm_partial(
