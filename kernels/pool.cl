@@ -131,6 +131,27 @@ __kernel void pool_max_backward(POOL_GEOM, TENSOR(const DATA, go), TENSOR(const 
   STORE(T_, gi, AT(gi, n, c, t, h, w), CONVERT(T_, acc));
 }
 
+// pool_max_backward for windows that do not overlap (fixed windows, kernel <= stride and
+// dilation 1 in every dim; the host zero-fills grad_in first): one work-item per *output*
+// element writes its gradient to the input position its idx names, if that position lies in its
+// own window - the same result as the gather, with a quarter of the work-items for 2x2 windows.
+// Windows do not overlap, so no two work-items write one element. total = elements of grad_out.
+__kernel void pool_max_backward_scatter(POOL_GEOM, TENSOR(const DATA, go), TENSOR(const long, idx),
+                                        TENSOR(DATA, gi)) {
+  const ulong i = get_global_id(0);
+  if (i >= total) return;
+  SPLIT(i, C, OT, OH, OW, n, c, ot, oh, ow);
+  const long m = idx[AT(idx, n, c, ot, oh, ow)];
+  const long hw = H * W;
+  const long t = m / hw, rest = m - t * hw;
+  const long h = rest / W, w = rest - h * W;
+  const long t0 = ot * sT - pT, h0 = oh * sH - pH, w0 = ow * sW - pW;
+  if (m < 0 || t < t0 || t >= t0 + kT || h < h0 || h >= h0 + kH || w < w0 || w >= w0 + kW ||
+      t >= T || h >= H)
+    return;
+  STORE(T_, gi, AT(gi, n, c, t, h, w), CONVERT(T_, (ACC)LOAD(T_, go, AT(go, n, c, ot, oh, ow))));
+}
+
 // Average-pool window along one dim for output o: summed range [*a, *b) and the range used for
 // the pool size with padding [*pa, *pb).
 inline void avg_window(long o, long I, long O, long k, long s, long p, int adaptive, long* a,

@@ -139,6 +139,21 @@ void launch_max_backward(const at::Tensor& go, const at::Tensor& idx, const at::
   TORCH_CHECK(idx.scalar_type() == at::kLong && idx.device() == gi.device(),
               "max pooling backward: expected int64 indices on ", gi.device());
   const at::Tensor gr = go.scalar_type() == gi.scalar_type() ? go : go.to(gi.scalar_type());
+  // Windows that do not overlap (the usual 2x2 stride 2): zero, then a scatter from the outputs.
+  bool disjoint = !g.adaptive;
+  for (int i = 0; i < 3; ++i) disjoint = disjoint && g.d[i] == 1 && g.k[i] <= g.s[i];
+  if (disjoint) {
+    gi.zero_();
+    if (go.numel() == 0) return;
+    KernelLaunch l(get_kernel(device, "pool.cl", "pool_max_backward_scatter",
+                              options(gi.scalar_type(), device)));
+    push_geo(l, go.numel(), g);
+    push_tensor(l, gr, spatial);
+    push_tensor(l, idx, spatial);
+    push_tensor(l, gi, spatial);
+    l.enqueue1d(device, go.numel(), kLws);
+    return;
+  }
   KernelLaunch l(
       get_kernel(device, "pool.cl", "pool_max_backward", options(gi.scalar_type(), device)));
   push_geo(l, gi.numel(), g);

@@ -55,6 +55,9 @@ MAX_CASES = [
     dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), ceil_mode=True),
     dict(kernel_size=1),
     dict(kernel_size=5, stride=3, padding=2, ceil_mode=True),
+    # windows that do not overlap (kernel <= stride): the backward scatters from the outputs
+    dict(kernel_size=2, stride=3, padding=1, ceil_mode=True),
+    dict(kernel_size=(2, 3), stride=(2, 3), padding=(1, 1), ceil_mode=True),
 ]
 LAYOUTS = ["contiguous", "channels_last", "transposed", "strided"]
 
