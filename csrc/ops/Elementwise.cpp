@@ -21,8 +21,6 @@ constexpr int kMaxDims = 8;
 constexpr int kMaxInputs = 3;
 constexpr size_t kLocalSize = 256;
 constexpr size_t kChunkLocalSize = 64;
-// Above this the batch never takes an op (ElementwiseBatch.cpp has the per-device limit).
-constexpr int64_t kBatchNumelLimit = 8192;
 constexpr const char* kZeroDivisorMessage =
     "ZeroDivisionError (integer division by zero in div, floor_divide, fmod or remainder)";
 
@@ -159,10 +157,6 @@ bool dense_but_scalars(const at::TensorIteratorBase& iter, const Plan& p) {
   return true;
 }
 
-bool is_batch_dtype(at::ScalarType t) {
-  return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
-}
-
 // Records a tiny contiguous call in the stream's batch; false if the batch cannot take it.
 bool try_batch(at::TensorIteratorBase& iter, const Plan& p, const EwParams& params) {
   if (!(p.op->flags & kBatch) || p.nin < 1 || p.nin > 2) return false;
@@ -170,11 +164,10 @@ bool try_batch(at::TensorIteratorBase& iter, const Plan& p, const EwParams& para
   if (n > kBatchNumelLimit || !is_batch_dtype(p.comp) || p.out_type != p.comp || p.scalar[0] ||
       params.p2.toDouble() != 0)
     return false;
-  if (iter.ndim() > 1) return false;
+  if (p.ndim != 0) return false;  // contiguous but for CPU scalars (dense_but_scalars)
   for (int arg = 0; arg <= p.nin; ++arg) {
     if (arg > 0 && p.scalar[arg - 1]) continue;
     if (iter.dtype(arg) != p.comp) return false;
-    if (iter.ndim() == 1 && iter.strides(arg)[0] != iter.element_size(arg)) return false;
   }
   if (p.nin == 2 && p.scalar[1] && p.scalar_value[1].isComplex()) return false;
   const BufferRef out = buffer_in(iter.tensor_base(0), iter.data_ptr(0));

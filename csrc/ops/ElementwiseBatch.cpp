@@ -94,7 +94,7 @@ void check_device(int device, DeviceBatches& db) {
   if (max_param < sizeof(BatchList) + kSlots * sizeof(cl_mem)) return;
   const bool cpu = (info.type & CL_DEVICE_TYPE_CPU) != 0;
   // One work-group runs the whole batch: worth it for ops the size of a few driver launches.
-  db.max_numel = cpu ? 4096 : 8192;
+  db.max_numel = cpu ? kBatchNumelLimit / 2 : kBatchNumelLimit;
   db.local_size = std::min<size_t>(cpu ? 64 : 256, info.max_work_group);
   db.usable = db.local_size > 0;
 }

@@ -19,6 +19,13 @@
 
 namespace torch_ocl {
 
+// Calls of more elements never go into a batch (the per-device limit is at most this).
+constexpr int64_t kBatchNumelLimit = 8192;
+// The dtypes the batch kernel takes (computed in float).
+inline bool is_batch_dtype(at::ScalarType t) {
+  return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
+}
+
 // Records out = EWOP_<op>(a[, b]) over n contiguous elements of dtype t on the current stream of
 // `device`; without b, the second operand is the value bv. Returns false (nothing recorded) when
 // the op cannot be batched: an op not flagged kBatch, a dtype or size the batch kernel does not

@@ -13,14 +13,7 @@
 namespace torch_ocl {
 namespace {
 
-// Larger calls never go into a batch (ElementwiseBatch.cpp has the per-device limit, at most this).
-constexpr int64_t kTinyNumelLimit = 8192;
-
 std::atomic<int64_t> g_recorded{0};  // tiny_route_count()
-
-bool batch_dtype(at::ScalarType t) {
-  return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
-}
 
 // An ocl tensor with the default contiguous strides (size-1 dimensions included) and no
 // neg bit.
@@ -66,9 +59,10 @@ bool same_or_disjoint(const at::Tensor& out, const at::Tensor& in) {
 }  // namespace
 
 bool tiny_inputs_ok(const TinyCall& c, const at::Tensor& a) {
-  if (!(ew_op(c.op).flags & kBatch) || !a.defined() || !batch_dtype(a.scalar_type())) return false;
+  if (!(ew_op(c.op).flags & kBatch) || !a.defined() || !is_batch_dtype(a.scalar_type()))
+    return false;
   const int64_t n = a.numel();
-  if (n == 0 || n > kTinyNumelLimit || !plain(a)) return false;
+  if (n == 0 || n > kBatchNumelLimit || !plain(a)) return false;
   if (c.b && !like(*c.b, a) && !python_number(*c.b)) return false;
   // Parameters the structured route treats specially: a bool or complex alpha or bound (its meta
   // function's errors), a NaN bound (clamp_min/clamp_max fill the result instead).
