@@ -15,10 +15,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # Default: the kernel tests with every check, then the op tests (through the native library)
-# without Oclgrind's uninitialised-value checker: it reports reads of data that earlier kernels
-# or host writes stored at a non-zero offset inside one of the caching allocator's shared
-# buffers, although the values read are the ones written (see ci/README.md). Bounds and
-# data-race checks stay on for the op tests.
+# without Oclgrind's uninitialised-value checker: a host write (clEnqueueWriteBuffer) shrinks
+# that plugin's record of a buffer's written bytes to the write's size, so reads of tensors
+# that the caching allocator placed further into a shared buffer are reported although the
+# values read are the ones written (see ci/README.md). Bounds and data-race checks stay on.
 default_run=0
 if [ $# -eq 0 ]; then
   default_run=1

@@ -209,7 +209,9 @@ __kernel void merge_runs(ulong rows, ulong n, ulong inner, ulong run, int desc,
   __global const KEY_T* keys = in_keys + row * n;
   __global const uint* poss = in_pos + row * n;
   // How many of the first d outputs come from A.
-  ulong lo = d > lenB ? d - lenB : 0, hi = min(d, lenA);
+  // lo = max(d - lenB, 0) in signed arithmetic: the unsigned form `d > lenB ? d - lenB : 0`
+  // became LLVM's usub.sat intrinsic, which Oclgrind cannot run (merge_runs failed to load)
+  ulong lo = (ulong)max((long)d - (long)lenB, 0L), hi = min(d, lenA);
   while (lo < hi) {
     const ulong mid = (lo + hi) / 2;
     const ulong ia = a0 + mid, ib = a1 + (d - mid - 1);
