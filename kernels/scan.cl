@@ -50,14 +50,28 @@
 typedef struct {
   ACC v;
 #ifdef WITH_INDEX
+#if REG_BYTES(ACC_T) < 8
+  // the bytes up to the index, as a field that every Item gets written: left as padding, they
+  // were copied into local memory unwritten (Oclgrind's uninitialised-value report)
+  uchar fill[8 - REG_BYTES(ACC_T)];
+#endif
   long i;
 #endif
 } Item;
+
+// (a macro: a helper taking Item* left LLVM's noalias.scope.decl, which Oclgrind 21.10 cannot run)
+#if defined(WITH_INDEX) && REG_BYTES(ACC_T) < 8
+#define CLEAR_FILL(r) \
+  for (int k_ = 0; k_ < 8 - REG_BYTES(ACC_T); ++k_) (r).fill[k_] = 0
+#else
+#define CLEAR_FILL(r) (void)0
+#endif
 
 #define IS_NAN(x) ((x) != (x))
 
 inline Item identity(void) {
   Item r;
+  CLEAR_FILL(r);
 #if defined(OP_SUM)
   r.v = (ACC)0;
 #elif defined(OP_PROD)
@@ -114,6 +128,7 @@ inline Item combine(Item a, Item b) {
 
 inline Item load_item(IN_PTR in, ulong k, long pos) {
   Item r;
+  CLEAR_FILL(r);
   r.v = (ACC)LOAD(T, in, k);
 #ifdef WITH_INDEX
   r.i = pos;
@@ -126,6 +141,7 @@ inline Item load_item(IN_PTR in, ulong k, long pos) {
 #define LOAD_TOTAL(k) load_total(tot, tot_idx, k)
 inline Item load_total(TOT_PTR tot, __global const long* tot_idx, ulong k) {
   Item r;
+  CLEAR_FILL(r);
   r.v = LOAD(ACC_T, tot, k);
   r.i = tot_idx[k];
   return r;
