@@ -15,19 +15,23 @@
 //     mode reading running_var)
 //   [-DRUNNING -DRUN_T=<tag>] norm_stats also updates running_mean / running_var (batch norm)
 // Launch: norm_stats and norm_sums: global = {rows*LWS}, local = {LWS} (one group per row);
-//   norm_apply and norm_dx: global = {N*C*S rounded up to LWS}, local = {LWS}.
+//   norm_apply and norm_dx (argument spt after the shape): 3-d, work-item (j, c, n) normalises
+//   s in [j*spt, (j+1)*spt) of row (n, c): global = {ceil(S/spt) and C rounded up to the local
+//   size, N}, any local size {L0, L1, 1} (the host's enqueue_grid; spt = the device's
+//   stream_chunk: 64 on CPU devices, 1 on GPUs). No index division per element: on CPU devices a
+//   64-bit division and a work-item per element cost more than the normalisation itself.
 //
 // norm_stats(N, C, S, G, per_channel, eps, x, mean, rstd[, momentum, running_mean, running_var]):
 //   two passes in ACC: mean, then the biased variance; rstd = 1 / sqrt(var + eps); mean and rstd
 //   are ACC buffers (index = statrow). RMS: mean = 0 and var = mean(x^2). RUNNING:
 //   running_mean = momentum*mean + (1-momentum)*running_mean, running_var likewise with the
 //   unbiased variance (sum of squares / (count - 1)).
-// norm_apply(N, C, S, G, per_channel, eps, x, mean, rstd, w, b, y):
+// norm_apply(N, C, S, G, per_channel, spt, eps, x, mean, rstd, w, b, y):
 //   y = (x - mean) * rstd * w[c] + b[c].
 // norm_sums(N, C, S, G, per_channel, by_channel, eps, x, dy, mean, rstd, w, A, B): per row
 //   (by_channel: row c over all (n, s); else the statistics rows) A = sum(w[c]*dy),
 //   B = sum(w[c]*dy*xhat) in ACC buffers (w = 1 without HAS_W).
-// norm_dx(N, C, S, G, per_channel, use_sums, eps, x, dy, mean, rstd, w, A, B, dx) with
+// norm_dx(N, C, S, G, per_channel, spt, use_sums, eps, x, dy, mean, rstd, w, A, B, dx) with
 //   cnt = elements per statistics row:
 //   per_channel (sums without w): dx = rstd * w[c] * (dy - A/cnt - xhat*B/cnt)
 //   otherwise (sums with w):      dx = rstd * (w[c]*dy - A/cnt - xhat*B/cnt)  (RMS: no A term)
@@ -61,30 +65,54 @@ inline ACC group_sum(ACC v, __local ACC* scratch, uint lid) {
   return r;
 }
 
-// Element k of a row: its (n, c, s). Channel rows (by_channel) span all n and s of channel r;
-// group rows span CG channels of one sample.
-inline void row_element(ulong k, long r, int by_channel, long C, long S, long G, long* n, long* c,
-                        long* s) {
-  // remainders as x - q * s, without `%` (see elementwise.cl: Oclgrind and LLVM's freeze)
-  const long t = (long)(k / (ulong)S);
-  *s = (long)k - t * S;
+// The elements of a row, k = t*S + s for t in [0, cnt / S) and s in [0, S): element (n, c, s)
+// with n = n0 + t*dn, c = c0 + t*dc, and its statistics row srow0 + t*dsrow. Channel rows
+// (by_channel) span all n and s of channel r; group rows span the CG = C / G channels of group
+// r - (r/G)*G of sample r/G. per_channel: the statistics are per channel (batch norm).
+typedef struct {
+  long n0, dn, c0, dc, srow0, dsrow;
+} RowWalk;
+
+inline RowWalk row_walk(long r, int by_channel, int per_channel, long C, long G) {
+  RowWalk w;
+  const long CG = C / G;
   if (by_channel) {
-    *n = t;
-    *c = r;
+    w.n0 = 0;
+    w.dn = 1;
+    w.c0 = r;
+    w.dc = 0;
+    // per channel: row c; else sample t's group of channel r
+    w.srow0 = per_channel ? r : r / CG;
+    w.dsrow = per_channel ? 0 : G;
   } else {
-    const long CG = C / G;
-    *n = r / G;
-    *c = (r - *n * G) * CG + t;
+    w.n0 = r / G;
+    w.dn = 0;
+    w.c0 = (r - w.n0 * G) * CG;
+    w.dc = 1;
+    w.srow0 = r;
+    w.dsrow = 0;
   }
+  return w;
 }
 
-// (n, c, s) of linear index i in [N, C, S].
-inline void split_ncs(ulong i, long C, long S, long* n, long* c, long* s) {
-  const long q = (long)(i / (ulong)S);
-  *s = (long)i - q * S;
-  *n = q / C;
-  *c = q - *n * C;
-}
+// A work-item's walk over k = lid, lid + LWS, ... < cnt as (t, s): one division to start, then
+// additions (k += LWS is t += LWS / S, s += LWS - (LWS / S) * S, with a carry).
+// (S = 0 leaves cnt = 0: the divisor is kept non-zero all the same.)
+#define ROW_LOOP_BEGIN(cnt, S, lid, t, s)   \
+  const long s1_ = max((long)(S), 1L);      \
+  long t = (long)(lid) / s1_;               \
+  long s = (long)(lid)-t * s1_;             \
+  const long step_t_ = LWS / s1_;           \
+  const long step_s_ = LWS - step_t_ * s1_; \
+  for (ulong k_ = (lid); k_ < (cnt); k_ += LWS) {
+#define ROW_LOOP_END(t, s) \
+  s += step_s_;            \
+  t += step_t_;            \
+  if (s >= s1_) {          \
+    s -= s1_;              \
+    ++t;                   \
+  }                        \
+  }
 
 inline long stat_row(long n, long c, long C, long G, int per_channel) {
   return per_channel ? c : n * G + c / (C / G);
@@ -123,21 +151,25 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats(
   const long r = get_group_id(0);
   const uint lid = (uint)get_local_id(0);
   const ulong cnt = row_count(per_channel, N, C, S, G);
-  long n, c, s;
+  const RowWalk rw = row_walk(r, per_channel, per_channel, C, G);
+  // element (t, s) of the row: x_row + t * x_t + s * xS
+  const long x_row = x_off + rw.n0 * xN + rw.c0 * xC, x_t = rw.dn * xN + rw.dc * xC;
   ACC mu = 0;
 #ifndef RMS
   ACC sum = 0;
-  for (ulong k = lid; k < cnt; k += LWS) {
-    row_element(k, r, per_channel, C, S, G, &n, &c, &s);
-    sum += LOAD(X_T, x, AT3(x, n, c, s));
+  {
+    ROW_LOOP_BEGIN(cnt, S, lid, t, s)
+    sum += LOAD(X_T, x, x_row + t * x_t + s * xS);
+    ROW_LOOP_END(t, s)
   }
   mu = group_sum(sum, scratch, lid) / (ACC)cnt;
 #endif
   ACC sq = 0;
-  for (ulong k = lid; k < cnt; k += LWS) {
-    row_element(k, r, per_channel, C, S, G, &n, &c, &s);
-    const ACC d = (ACC)LOAD(X_T, x, AT3(x, n, c, s)) - mu;
+  {
+    ROW_LOOP_BEGIN(cnt, S, lid, t, s)
+    const ACC d = (ACC)LOAD(X_T, x, x_row + t * x_t + s * xS) - mu;
     sq += d * d;
+    ROW_LOOP_END(t, s)
   }
   sq = group_sum(sq, scratch, lid);
   if (lid == 0) {
@@ -154,25 +186,28 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats(
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_apply(
-    SHAPE, ACC eps, T3(const STORE_TYPE(X_T), x), __global const STORE_TYPE(STAT_T)* mean,
-    ulong mean_off, __global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off,
-    __global const STORE_TYPE(W_T)* w, ulong w_off, __global const STORE_TYPE(W_T)* b, ulong b_off,
-    T3(STORE_TYPE(X_T), y)) {
-  const ulong i = get_global_id(0);
-  if (i >= (ulong)(N * C * S)) return;
-  long n, c, s;
-  split_ncs(i, C, S, &n, &c, &s);
+__kernel void norm_apply(SHAPE, int spt, ACC eps, T3(const STORE_TYPE(X_T), x),
+                         __global const STORE_TYPE(STAT_T)* mean, ulong mean_off,
+                         __global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off,
+                         __global const STORE_TYPE(W_T)* w, ulong w_off,
+                         __global const STORE_TYPE(W_T)* b, ulong b_off, T3(STORE_TYPE(X_T), y)) {
+  const long s0 = get_global_id(0) * spt, c = get_global_id(1), n = get_global_id(2);
+  if (s0 >= S || c >= C) return;
   const long row = stat_row(n, c, C, G, per_channel);
-  ACC v = ((ACC)LOAD(X_T, x, AT3(x, n, c, s)) - load_mean(mean, mean_off, row)) *
-          load_rstd(rstd, rstd_off, row, eps);
+  // y = (x - mean) * scale + shift (the subtraction first: x*scale - mean*scale would lose
+  // the digits of x - mean when the mean is large)
+  const ACC mu = load_mean(mean, mean_off, row);
+  ACC scale = load_rstd(rstd, rstd_off, row, eps), shift = 0;
 #ifdef HAS_W
-  v *= (ACC)LOAD(W_T, w, w_off + c);
+  scale *= (ACC)LOAD(W_T, w, w_off + c);
 #endif
 #ifdef HAS_B
-  v += (ACC)LOAD(W_T, b, b_off + c);
+  shift = (ACC)LOAD(W_T, b, b_off + c);
 #endif
-  STORE(X_T, y, AT3(y, n, c, s), CONVERT(X_T, v));
+  const long xb = x_off + n * xN + c * xC, yb = y_off + n * yN + c * yC;
+  const long s1 = min(s0 + spt, S);
+  for (long s = s0; s < s1; ++s)
+    STORE(X_T, y, yb + s * yS, CONVERT(X_T, ((ACC)LOAD(X_T, x, xb + s * xS) - mu) * scale + shift));
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
@@ -185,20 +220,21 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
   const uint lid = (uint)get_local_id(0);
   const int chan = by_channel || per_channel;
   const ulong cnt = row_count(chan, N, C, S, G);
+  const RowWalk rw = row_walk(r, chan, per_channel, C, G);
+  const long x_row = x_off + rw.n0 * xN + rw.c0 * xC, x_t = rw.dn * xN + rw.dc * xC;
+  const long dy_row = dy_off + rw.n0 * dyN + rw.c0 * dyC, dy_t = rw.dn * dyN + rw.dc * dyC;
   ACC a = 0, bsum = 0;
-  for (ulong k = lid; k < cnt; k += LWS) {
-    long n, c, s;
-    row_element(k, r, chan, C, S, G, &n, &c, &s);
-    const long row = stat_row(n, c, C, G, per_channel);
-    const ACC xhat = ((ACC)LOAD(X_T, x, AT3(x, n, c, s)) - load_mean(mean, mean_off, row)) *
-                     load_rstd(rstd, rstd_off, row, eps);
-    ACC g = LOAD(X_T, dy, AT3(dy, n, c, s));
+  ROW_LOOP_BEGIN(cnt, S, lid, t, s)
+  const long row = rw.srow0 + t * rw.dsrow;
+  const ACC xhat = ((ACC)LOAD(X_T, x, x_row + t * x_t + s * xS) - load_mean(mean, mean_off, row)) *
+                   load_rstd(rstd, rstd_off, row, eps);
+  ACC g = LOAD(X_T, dy, dy_row + t * dy_t + s * dyS);
 #ifdef HAS_W
-    g *= (ACC)LOAD(W_T, w, w_off + c);
+  g *= (ACC)LOAD(W_T, w, w_off + rw.c0 + t * rw.dc);
 #endif
-    a += g;
-    bsum += g * xhat;
-  }
+  a += g;
+  bsum += g * xhat;
+  ROW_LOOP_END(t, s)
   a = group_sum(a, scratch, lid);
   bsum = group_sum(bsum, scratch, lid);
   if (lid == 0) {
@@ -207,37 +243,42 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_dx(
-    SHAPE, int use_sums, ACC eps, T3(const STORE_TYPE(X_T), x), T3(const STORE_TYPE(X_T), dy),
-    __global const STORE_TYPE(STAT_T)* mean, ulong mean_off,
-    __global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off, __global const STORE_TYPE(W_T)* w,
-    ulong w_off, __global const ACC* A, ulong A_off, __global const ACC* B, ulong B_off,
-    T3(STORE_TYPE(X_T), dx)) {
-  const ulong i = get_global_id(0);
-  if (i >= (ulong)(N * C * S)) return;
-  long n, c, s;
-  split_ncs(i, C, S, &n, &c, &s);
+__kernel void norm_dx(SHAPE, int spt, int use_sums, ACC eps, T3(const STORE_TYPE(X_T), x),
+                      T3(const STORE_TYPE(X_T), dy), __global const STORE_TYPE(STAT_T)* mean,
+                      ulong mean_off, __global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off,
+                      __global const STORE_TYPE(W_T)* w, ulong w_off, __global const ACC* A,
+                      ulong A_off, __global const ACC* B, ulong B_off, T3(STORE_TYPE(X_T), dx)) {
+  const long s0 = get_global_id(0) * spt, c = get_global_id(1), n = get_global_id(2);
+  if (s0 >= S || c >= C) return;
   const long row = stat_row(n, c, C, G, per_channel);
   const ACC rs = load_rstd(rstd, rstd_off, row, eps);
-  const ACC g = LOAD(X_T, dy, AT3(dy, n, c, s));
 #ifdef HAS_W
   const ACC wc = LOAD(W_T, w, w_off + c);
 #else
   const ACC wc = 1;
 #endif
-  ACC v;
-  if (!use_sums) {
-    v = rs * wc * g;
-  } else {
+  // dx = g * kg + (x - mean) * kx + k0, with xhat = (x - mean) * rs
+  ACC kg = rs * wc, kx = 0, k0 = 0, mu = 0;
+  if (use_sums) {
     const ACC cnt = (ACC)row_count(per_channel, N, C, S, G);
-    const ACC xhat = ((ACC)LOAD(X_T, x, AT3(x, n, c, s)) - load_mean(mean, mean_off, row)) * rs;
+    mu = load_mean(mean, mean_off, row);
 #ifdef RMS
     const ACC a = 0;
 #else
     const ACC a = A[A_off + row] / cnt;
 #endif
     const ACC bb = B[B_off + row] / cnt;
-    v = per_channel ? rs * wc * (g - a - xhat * bb) : rs * (wc * g - a - xhat * bb);
+    // per_channel: rs * wc * (g - a - xhat * bb); otherwise: rs * (wc * g - a - xhat * bb)
+    const ACC f = per_channel ? rs * wc : rs;
+    kx = -f * rs * bb;
+    k0 = -f * a;
   }
-  STORE(X_T, dx, AT3(dx, n, c, s), CONVERT(X_T, v));
+  const long xb = x_off + n * xN + c * xC, gb = dy_off + n * dyN + c * dyC,
+             ob = dx_off + n * dxN + c * dxC;
+  const long s1 = min(s0 + spt, S);
+  for (long s = s0; s < s1; ++s) {
+    const ACC g = LOAD(X_T, dy, gb + s * dyS);
+    const ACC v = use_sums ? g * kg + ((ACC)LOAD(X_T, x, xb + s * xS) - mu) * kx + k0 : g * kg;
+    STORE(X_T, dx, ob + s * dxS, CONVERT(X_T, v));
+  }
 }

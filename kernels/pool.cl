@@ -4,12 +4,14 @@
 //
 // Build options: -DT_=<float|double|half|bfloat16> (input, output and gradients)
 //                -DACC_T=<float|double> (sums; double only for double data)
-// Launch (every kernel): global = {total rounded up to LWS}, local = {LWS}, one work-item per
-// element of the result (the output for forward kernels, grad_input for backward kernels), in
-// logical [N, C, T, H, W] order.
+// Launch (every kernel): one work-item per element of the result (the output for forward kernels,
+// grad_input for backward kernels, grad_output for the scatter) as a 3-d grid (w, h, (n, c, t)):
+// global = {W' rounded up, H' rounded up, N*C*T'} with the result's extents W', H', T' (the
+// kernel skips w >= W', h >= H'); any local size {L0, L1, 1} (the host's enqueue_grid). The
+// split of the third id into (n, c, t) is the same for a whole row: no index division per element.
 //
 // Arguments shared by all kernels, in this order (the POOL_GEOM list):
-//   total                          elements of the result
+//   total                          elements of the result (not read: the grid covers them)
 //   C, T, H, W, OT, OH, OW         channels, input and output extents
 //   kT, kH, kW, sT, sH, sW,        window size, stride, padding, dilation (fixed windows; unused
 //   pT, pH, pW, dT, dH, dW         when adaptive != 0)
@@ -44,17 +46,19 @@
 inline long adaptive_start(long o, long I, long O) { return (o * I) / O; }
 inline long adaptive_end(long o, long I, long O) { return ((o + 1) * I + O - 1) / O; }
 
-// Splits a linear index into (n, c, a, b, d) of extents (., C, A, B, D). Remainders as
-// x - q * s, without `%` next to the `/` (see elementwise.cl: Oclgrind and LLVM's freeze).
-#define SPLIT(i, C, A, B, D, n, c, a, b, d)          \
-  const ulong q_##d = (i) / (ulong)(D);              \
-  const long d = (long)((i)-q_##d * (ulong)(D));     \
-  const ulong q_##b = q_##d / (ulong)(B);            \
-  const long b = (long)(q_##d - q_##b * (ulong)(B)); \
-  const ulong q_##a = q_##b / (ulong)(A);            \
-  const long a = (long)(q_##b - q_##a * (ulong)(A)); \
-  const long n = (long)(q_##a / (ulong)(C));         \
-  const long c = (long)(q_##a - (ulong)n * (ulong)(C))
+// The work-item's element (n, c, a, b, d) of a result with extents (., C, A, B, D): d and b from
+// the grid's first two ids (returning past the extents), (n, c, a) split from the third.
+// Remainders as x - q * s, without `%` next to the `/` (see elementwise.cl: Oclgrind and LLVM's
+// freeze).
+#define GRID_ELEMENT(C, A, B, D, n, c, a, b, d) \
+  const long d = (long)get_global_id(0);        \
+  const long b = (long)get_global_id(1);        \
+  if (d >= (D) || b >= (B)) return;             \
+  const ulong z_ = get_global_id(2);            \
+  const ulong q_ = z_ / (ulong)(A);             \
+  const long a = (long)(z_ - q_ * (ulong)(A));  \
+  const long n = (long)(q_ / (ulong)(C));       \
+  const long c = (long)(q_ - (ulong)n * (ulong)(C))
 
 // Max-pool window along one dim for output o: first valid input position *s, end *e (exclusive),
 // step *st.
@@ -76,9 +80,7 @@ inline void max_window(long o, long I, long O, long k, long s, long p, long d, i
 
 __kernel void pool_max_forward(POOL_GEOM, TENSOR(const DATA, in), TENSOR(DATA, out),
                                TENSOR(long, idx)) {
-  const ulong i = get_global_id(0);
-  if (i >= total) return;
-  SPLIT(i, C, OT, OH, OW, n, c, ot, oh, ow);
+  GRID_ELEMENT(C, OT, OH, OW, n, c, ot, oh, ow);
   long t0, t1, ts, h0, h1, hs, w0, w1, ws;
   max_window(ot, T, OT, kT, sT, pT, dT, adaptive, &t0, &t1, &ts);
   max_window(oh, H, OH, kH, sH, pH, dH, adaptive, &h0, &h1, &hs);
@@ -115,9 +117,7 @@ inline void outputs_containing(long x, long I, long O, long k, long s, long p, l
 
 __kernel void pool_max_backward(POOL_GEOM, TENSOR(const DATA, go), TENSOR(const long, idx),
                                 TENSOR(DATA, gi)) {
-  const ulong i = get_global_id(0);
-  if (i >= total) return;
-  SPLIT(i, C, T, H, W, n, c, t, h, w);
+  GRID_ELEMENT(C, T, H, W, n, c, t, h, w);
   const long me = (t * H + h) * W + w;
   long tlo, thi, hlo, hhi, wlo, whi;
   outputs_containing(t, T, OT, kT, sT, pT, dT, adaptive, &tlo, &thi);
@@ -138,18 +138,19 @@ __kernel void pool_max_backward(POOL_GEOM, TENSOR(const DATA, go), TENSOR(const 
 // Windows do not overlap, so no two work-items write one element. total = elements of grad_out.
 __kernel void pool_max_backward_scatter(POOL_GEOM, TENSOR(const DATA, go), TENSOR(const long, idx),
                                         TENSOR(DATA, gi)) {
-  const ulong i = get_global_id(0);
-  if (i >= total) return;
-  SPLIT(i, C, OT, OH, OW, n, c, ot, oh, ow);
+  GRID_ELEMENT(C, OT, OH, OW, n, c, ot, oh, ow);
   const long m = idx[AT(idx, n, c, ot, oh, ow)];
-  const long hw = H * W;
-  const long t = m / hw, rest = m - t * hw;
-  const long h = rest / W, w = rest - h * W;
+  // the window position whose flat index (t*H + h)*W + w is m, found by comparing (no division)
   const long t0 = ot * sT - pT, h0 = oh * sH - pH, w0 = ow * sW - pW;
-  if (m < 0 || t < t0 || t >= t0 + kT || h < h0 || h >= h0 + kH || w < w0 || w >= w0 + kW ||
-      t >= T || h >= H)
-    return;
-  STORE(T_, gi, AT(gi, n, c, t, h, w), CONVERT(T_, (ACC)LOAD(T_, go, AT(go, n, c, ot, oh, ow))));
+  for (long t = max(t0, 0L); t < min(t0 + kT, T); ++t)
+    for (long h = max(h0, 0L); h < min(h0 + kH, H); ++h) {
+      const long w = m - (t * H + h) * W;
+      if (w >= max(w0, 0L) && w < min(w0 + kW, W)) {
+        STORE(T_, gi, AT(gi, n, c, t, h, w),
+              CONVERT(T_, (ACC)LOAD(T_, go, AT(go, n, c, ot, oh, ow))));
+        return;
+      }
+    }
 }
 
 // Average-pool window along one dim for output o: summed range [*a, *b) and the range used for
@@ -178,9 +179,7 @@ inline ACC avg_divisor(long t0, long t1, long pt0, long pt1, long h0, long h1, l
 
 __kernel void pool_avg_forward(POOL_GEOM, int count_include_pad, long divisor,
                                TENSOR(const DATA, in), TENSOR(DATA, out)) {
-  const ulong i = get_global_id(0);
-  if (i >= total) return;
-  SPLIT(i, C, OT, OH, OW, n, c, ot, oh, ow);
+  GRID_ELEMENT(C, OT, OH, OW, n, c, ot, oh, ow);
   long t0, t1, pt0, pt1, h0, h1, ph0, ph1, w0, w1, pw0, pw1;
   avg_window(ot, T, OT, kT, sT, pT, adaptive, &t0, &t1, &pt0, &pt1);
   avg_window(oh, H, OH, kH, sH, pH, adaptive, &h0, &h1, &ph0, &ph1);
@@ -202,9 +201,7 @@ __kernel void pool_avg_forward(POOL_GEOM, int count_include_pad, long divisor,
 
 __kernel void pool_avg_backward(POOL_GEOM, int count_include_pad, long divisor,
                                 TENSOR(const DATA, go), TENSOR(DATA, gi)) {
-  const ulong i = get_global_id(0);
-  if (i >= total) return;
-  SPLIT(i, C, T, H, W, n, c, t, h, w);
+  GRID_ELEMENT(C, T, H, W, n, c, t, h, w);
   long tlo, thi, hlo, hhi, wlo, whi;
   outputs_containing(t, T, OT, kT, sT, pT, 1, adaptive, &tlo, &thi);
   outputs_containing(h, H, OH, kH, sH, pH, 1, adaptive, &hlo, &hhi);

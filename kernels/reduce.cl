@@ -1,8 +1,11 @@
 // Reductions over the inner dimension of a 2-D view.
 //
 // Problem: for m < M,
-//   out[out_off + m*out_stride] = FINISH(scale * REDUCE_{k<K} MAP(in[in_off + m*sm + k*sk]))
-// with element offsets/strides (sm, sk, out_stride >= 0). The scale applies to OP_SUM only (the
+//   out[out_off + m*out_stride] = FINISH(scale * REDUCE_{k<K} MAP(in[in_off + m*sm + at(k)]))
+// with at(k) = t*sk + s*sk2 for k = t*K2 + s (s < K2): the reduced elements of a row form a
+// K/K2 x K2 grid (K2 = 1, sk2 = 0 when they are one strided run; two runs are, for example, the
+// dims (0, 2, 3) of an NCHW tensor reduced per channel). Element offsets/strides (sm, sk, sk2,
+// out_stride >= 0). The scale applies to OP_SUM only (the
 // host passes 1 for sum, 1/K for mean, 1/max(0, K - correction) for a variance); MAP and FINISH
 // are the identity unless a MAP_ / FIN_ option is given. All index arithmetic is 64-bit.
 //
@@ -25,6 +28,7 @@
 // like torch (any NaN in a row makes the result NaN) and are not launched with
 // K == 0.
 //
+// Arguments of the problem: M, K, in, in_off, sm, sk, K2, sk2, out (part), ...
 // Arguments after the problem: ACC scale, ACC map_p, ACC fin_p, aux buffer + aux_off (ignored
 // unless MAP_SQDEV; the host passes any buffer).
 //
@@ -42,7 +46,7 @@
 //                   part[part_off + m*G + g] (an empty chunk writes the identity: 0 sum, 1 prod,
 //                   -inf/+inf or the integer limits for max/min).
 //                   The host finishes with reduce_rows built with IN_T=ACC_T and no map
-//                   (same OUT_T, ACC_T, OP, finish and LWS) on part with in_off=0,
+//                   (same OUT_T, ACC_T, OP, finish and LWS) on part with in_off=0, K2=1, sk2=0,
 //                   sm=G, sk=1, K=G and the scale.
 
 #ifndef LWS
@@ -210,6 +214,33 @@ inline ACC red_strided(__global const STORE_TYPE(IN_T)* in, long idx, long step,
   return acc;
 }
 
+// Reduce the n mapped elements k = k0, k0 + step, ... of a row at in[base + at(k)] (see the
+// problem above). With K2 > 1 the walk keeps (t, s) of k and adds the step's quotient and
+// remainder, with a carry: no division per element.
+inline ACC red_walk(__global const STORE_TYPE(IN_T)* in, long base, ulong k0, ulong step, ulong n,
+                    long sk, ulong K2, long sk2, ACC row, ACC p) {
+  if (K2 <= 1) return red_strided(in, base + (long)k0 * sk, (long)step * sk, n, row, p);
+  long t = (long)(k0 / K2), s = (long)k0 - t * (long)K2;
+  const long dt = (long)(step / K2), ds = (long)step - dt * (long)K2;
+  ACC acc = RED_IDENTITY;
+  ulong j = 0;
+  while (j < n) {
+    ulong end = min(n, j + (ulong)RED_BLOCK);
+    ACC blk = RED_IDENTITY;
+    for (; j < end; ++j) {
+      blk = red_combine(blk, red_map(LOAD(IN_T, in, base + t * sk + s * sk2), row, p));
+      s += ds;
+      t += dt;
+      if (s >= (long)K2) {
+        s -= (long)K2;
+        ++t;
+      }
+    }
+    acc = red_combine(acc, blk);
+  }
+  return acc;
+}
+
 // The row value of MAP_SQDEV (0 otherwise).
 inline ACC red_row(__global const STORE_TYPE(ACC_T)* aux, ulong aux_off, ulong m) {
 #if defined(MAP_SQDEV)
@@ -251,32 +282,33 @@ inline void red_store(__global STORE_TYPE(OUT_T)* out, long idx, ACC v, ACC scal
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_rows(
-    ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk,
-    __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale, ACC map_p,
+    ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk, ulong K2,
+    long sk2, __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale, ACC map_p,
     ACC fin_p, __global const STORE_TYPE(ACC_T)* aux, ulong aux_off) {
   __local ACC scratch[LWS];
   const ulong m = get_group_id(0);
   const uint lid = (uint)get_local_id(0);
   if (m >= M) return;  // uniform over the group
-  const long base = (long)in_off + (long)m * sm + (long)lid * sk;
-  ACC v = red_strided(in, base, (long)LWS * sk, red_count(K, lid), red_row(aux, aux_off, m), map_p);
+  ACC v = red_walk(in, (long)in_off + (long)m * sm, lid, LWS, red_count(K, lid), sk, K2, sk2,
+                   red_row(aux, aux_off, m), map_p);
   v = red_group(v, scratch, lid);
   if (lid == 0) red_store(out, (long)out_off + (long)m * out_stride, v, scale, fin_p);
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_cols(
-    ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk,
-    __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale, ACC map_p,
+    ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk, ulong K2,
+    long sk2, __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale, ACC map_p,
     ACC fin_p, __global const STORE_TYPE(ACC_T)* aux, ulong aux_off) {
   const ulong m = get_global_id(0);
   if (m >= M) return;
-  ACC v = red_strided(in, (long)in_off + (long)m * sm, sk, K, red_row(aux, aux_off, m), map_p);
+  ACC v = red_walk(in, (long)in_off + (long)m * sm, 0, 1, K, sk, K2, sk2, red_row(aux, aux_off, m),
+                   map_p);
   red_store(out, (long)out_off + (long)m * out_stride, v, scale, fin_p);
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_partial(
-    ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk,
-    __global STORE_TYPE(ACC_T)* part, ulong part_off, ulong G, ulong chunk, ACC map_p,
+    ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk, ulong K2,
+    long sk2, __global STORE_TYPE(ACC_T)* part, ulong part_off, ulong G, ulong chunk, ACC map_p,
     __global const STORE_TYPE(ACC_T)* aux, ulong aux_off) {
   __local ACC scratch[LWS];
   const ulong grp = get_group_id(0);
@@ -286,9 +318,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_partial(
   const ulong g = grp - m * G;
   const ulong k0 = min(K, g * chunk);
   const ulong k1 = min(K, k0 + chunk);
-  const long base = (long)in_off + (long)m * sm + (long)(k0 + lid) * sk;
-  ACC v = red_strided(in, base, (long)LWS * sk, red_count(k1 - k0, lid), red_row(aux, aux_off, m),
-                      map_p);
+  ACC v = red_walk(in, (long)in_off + (long)m * sm, k0 + lid, LWS, red_count(k1 - k0, lid), sk, K2,
+                   sk2, red_row(aux, aux_off, m), map_p);
   v = red_group(v, scratch, lid);
   if (lid == 0) STORE(ACC_T, part, (long)part_off + (long)grp, v);
 }

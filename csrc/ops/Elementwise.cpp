@@ -54,9 +54,7 @@ struct VariantKeyHash {
 
 // Elements per work-item in the contiguous case: CPU devices (PoCL) vectorise a work-item's loop
 // and reach about twice the bandwidth with 64; GPUs want one element per work-item.
-size_t contiguous_chunk(int device) {
-  return (device_info(device).type & CL_DEVICE_TYPE_CPU) ? 64 : 1;
-}
+size_t contiguous_chunk(int device) { return device_info(device).stream_chunk; }
 
 // What one launch needs, gathered before the launch starts.
 struct Plan {

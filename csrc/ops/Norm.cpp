@@ -17,6 +17,7 @@
 #include <string>
 
 #include "ops/KernelTypes.h"
+#include "runtime/Device.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -138,13 +139,15 @@ void apply(const View& x, const Shape& s, double eps, const at::Tensor& mean,
   if (w.defined() || b.defined()) o.w = (w.defined() ? w : b).scalar_type();
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_apply", o.str(device)));
   push_shape(l, s);
+  const int64_t spt = static_cast<int64_t>(device_info(device).stream_chunk);
+  l.arg(static_cast<cl_int>(spt));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
   l.buffer(buffer_of(mean), mean.itemsize()).buffer(buffer_of(rstd), rstd.itemsize());
   push_opt(l, w, mean);
   push_opt(l, b, mean);
   push_view(l, y);
-  l.enqueue1d(device, s.numel(), kLws);
+  l.enqueue_grid(device, (s.S + spt - 1) / spt, s.C, s.N, kLws);
 }
 
 // Per-row sums A = sum(w*dy), B = sum(w*dy*xhat) (ACC dtype): by_channel rows are channels,
@@ -186,6 +189,8 @@ void dx_kernel(const View& x, const View& dy, const Shape& s, bool use_sums, dou
   if (w.defined()) o.w = w.scalar_type();
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_dx", o.str(device)));
   push_shape(l, s);
+  const int64_t spt = static_cast<int64_t>(device_info(device).stream_chunk);
+  l.arg(static_cast<cl_int>(spt));
   l.arg(static_cast<cl_int>(use_sums));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
@@ -195,7 +200,7 @@ void dx_kernel(const View& x, const View& dy, const Shape& s, bool use_sums, dou
   push_opt(l, A, mean);
   push_opt(l, B, mean);
   push_view(l, dx);
-  l.enqueue1d(device, s.numel(), kLws);
+  l.enqueue_grid(device, (s.S + spt - 1) / spt, s.C, s.N, kLws);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -69,6 +69,12 @@ void extents(const at::Tensor& t, int spatial, int64_t* C, int64_t* T, int64_t* 
   *W = t.size(d - 1);
 }
 
+// The grid of kernels/pool.cl over a result [N, C, T', H', W'] of `total` elements.
+void enqueue_result(KernelLaunch& l, int device, int64_t total, int64_t H, int64_t W) {
+  l.enqueue_grid(device, static_cast<size_t>(W), static_cast<size_t>(H),
+                 static_cast<size_t>(total / (W * H)), kLws);
+}
+
 KernelLaunch& push_geo(KernelLaunch& l, uint64_t total, const Geo& g) {
   l.arg(static_cast<cl_ulong>(total));
   for (int64_t v : {g.C, g.T, g.H, g.W, g.OT, g.OH, g.OW}) l.arg(static_cast<cl_long>(v));
@@ -129,7 +135,7 @@ void launch_max_forward(const at::Tensor& in, const at::Tensor& out, const at::T
   push_tensor(l, in, spatial);
   push_tensor(l, out, spatial);
   push_tensor(l, idx, spatial);
-  l.enqueue1d(device, out.numel(), kLws);
+  enqueue_result(l, device, out.numel(), g.OH, g.OW);
 }
 
 void launch_max_backward(const at::Tensor& go, const at::Tensor& idx, const at::Tensor& gi,
@@ -151,7 +157,7 @@ void launch_max_backward(const at::Tensor& go, const at::Tensor& idx, const at::
     push_tensor(l, gr, spatial);
     push_tensor(l, idx, spatial);
     push_tensor(l, gi, spatial);
-    l.enqueue1d(device, go.numel(), kLws);
+    enqueue_result(l, device, go.numel(), g.OH, g.OW);
     return;
   }
   KernelLaunch l(
@@ -160,7 +166,7 @@ void launch_max_backward(const at::Tensor& go, const at::Tensor& idx, const at::
   push_tensor(l, gr, spatial);
   push_tensor(l, idx, spatial);
   push_tensor(l, gi, spatial);
-  l.enqueue1d(device, gi.numel(), kLws);
+  enqueue_result(l, device, gi.numel(), g.H, g.W);
 }
 
 void launch_avg_forward(const at::Tensor& in, const at::Tensor& out, const Geo& g, int spatial,
@@ -173,7 +179,7 @@ void launch_avg_forward(const at::Tensor& in, const at::Tensor& out, const Geo& 
   l.arg(static_cast<cl_int>(count_include_pad)).arg(static_cast<cl_long>(divisor.value_or(0)));
   push_tensor(l, in, spatial);
   push_tensor(l, out, spatial);
-  l.enqueue1d(device, out.numel(), kLws);
+  enqueue_result(l, device, out.numel(), g.OH, g.OW);
 }
 
 void launch_avg_backward(const at::Tensor& go, const at::Tensor& gi, const Geo& g, int spatial,
@@ -187,7 +193,7 @@ void launch_avg_backward(const at::Tensor& go, const at::Tensor& gi, const Geo& 
   l.arg(static_cast<cl_int>(count_include_pad)).arg(static_cast<cl_long>(divisor.value_or(0)));
   push_tensor(l, gr, spatial);
   push_tensor(l, gi, spatial);
-  l.enqueue1d(device, gi.numel(), kLws);
+  enqueue_result(l, device, gi.numel(), g.H, g.W);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -149,12 +149,15 @@ bool collapse(const std::vector<int64_t>& sizes, const std::vector<int64_t>& str
   return true;
 }
 
+// out[m] = R_k in[m*sm + t*sk + s*sk2] for k = t*K2 + s (see kernels/reduce.cl); K2 = 1 when the
+// reduced dims collapse to one strided run.
 struct Problem {
   at::Tensor input;  // possibly a contiguous permuted copy
-  int64_t M, K, sm, sk;
+  int64_t M, K, sm, sk, K2 = 1, sk2 = 0;
 };
 
-Problem make_problem(const at::Tensor& self, std::bitset<64> reduced) {
+// two_runs: the reduction kernels of reduce.cl take two runs of reduced dims; argreduce.cl one.
+Problem make_problem(const at::Tensor& self, std::bitset<64> reduced, bool two_runs = true) {
   std::vector<int64_t> perm;
   for (int64_t d = 0; d < self.dim(); ++d)
     if (!reduced[d]) perm.push_back(d);
@@ -166,20 +169,39 @@ Problem make_problem(const at::Tensor& self, std::bitset<64> reduced) {
   std::vector<int64_t> strides(x.strides().begin(), x.strides().end());
   Problem p;
   p.input = x;
-  if (!collapse(sizes, strides, 0, nkept, &p.M, &p.sm) ||
-      !collapse(sizes, strides, nkept, sizes.size(), &p.K, &p.sk)) {
+  // The reduced dims as one strided run, or else as two (the outer runs' product K/K2 at stride
+  // sk, the inner one's K2 at stride sk2).
+  auto reduced_runs = [&]() {
+    if (collapse(sizes, strides, nkept, sizes.size(), &p.K, &p.sk)) return true;
+    if (!two_runs) return false;
+    for (size_t j = nkept + 1; j < sizes.size(); ++j) {
+      int64_t k1 = 0, k2 = 0;
+      if (collapse(sizes, strides, nkept, j, &k1, &p.sk) &&
+          collapse(sizes, strides, j, sizes.size(), &k2, &p.sk2)) {
+        p.K = k1 * k2;
+        p.K2 = k2;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!collapse(sizes, strides, 0, nkept, &p.M, &p.sm) || !reduced_runs()) {
     p.input = x.contiguous();
     p.M = 1;
     for (size_t i = 0; i < nkept; ++i) p.M *= sizes[i];
     p.K = x.numel() / std::max<int64_t>(p.M, 1);
     p.sm = p.K;
     p.sk = 1;
+    p.K2 = 1;
+    p.sk2 = 0;
   }
   if (x.numel() == 0) {
     p.M = 1;
     for (size_t i = 0; i < nkept; ++i) p.M *= sizes[i];
     p.K = 0;
     p.sm = p.sk = 1;
+    p.K2 = 1;
+    p.sk2 = 0;
   }
   return p;
 }
@@ -198,12 +220,14 @@ void push_reduction_args(KernelLaunch& launch, const Reduction& r, double scale,
 
 void launch_reduce(const char* kernel, int device, const std::string& opts, size_t global,
                    size_t lws, uint64_t M, uint64_t K, const BufferRef& in, size_t in_item,
-                   int64_t sm, int64_t sk, const BufferRef& out, size_t out_item,
-                   int64_t out_stride, const Reduction& r, double scale, at::ScalarType acc) {
+                   int64_t sm, int64_t sk, int64_t K2, int64_t sk2, const BufferRef& out,
+                   size_t out_item, int64_t out_stride, const Reduction& r, double scale,
+                   at::ScalarType acc) {
   cl_kernel k = get_kernel(device, "reduce.cl", kernel, opts);
   KernelLaunch launch(k);
   launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
   launch.buffer(in, in_item).arg(static_cast<cl_long>(sm)).arg(static_cast<cl_long>(sk));
+  launch.arg(static_cast<cl_ulong>(K2)).arg(static_cast<cl_long>(sk2));
   launch.buffer(out, out_item).arg(static_cast<cl_long>(out_stride));
   push_reduction_args(launch, r, scale, false, acc, in, in_item);
   launch.enqueue1d(device, global, lws);
@@ -244,6 +268,7 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
       KernelLaunch launch(k);
       launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
       launch.buffer(in, in_item).arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
+      launch.arg(static_cast<cl_ulong>(p.K2)).arg(static_cast<cl_long>(p.sk2));
       launch.buffer(pb, part.itemsize())
           .arg(static_cast<cl_ulong>(G))
           .arg(static_cast<cl_ulong>(chunk));
@@ -251,14 +276,15 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
       launch.enqueue1d(device, M * G * 256, 256);
     }
     launch_reduce("reduce_rows", device, options(acc, 64, false), M * 64, 64, M, G, pb,
-                  part.itemsize(), static_cast<int64_t>(G), 1, dst, out_item, 1, r, scale, acc);
-  } else if (p.sk == 1 || M < 256 || K > 4096) {
+                  part.itemsize(), static_cast<int64_t>(G), 1, 1, 0, dst, out_item, 1, r, scale,
+                  acc);
+  } else if ((p.sk == 1 && p.K2 == 1) || M < 256 || K > 4096) {
     const size_t lws = K >= 1024 ? 256 : 64;
     launch_reduce("reduce_rows", device, options(in_t, lws, true), M * lws, lws, M, K, in, in_item,
-                  p.sm, p.sk, dst, out_item, 1, r, scale, acc);
+                  p.sm, p.sk, p.K2, p.sk2, dst, out_item, 1, r, scale, acc);
   } else {
     launch_reduce("reduce_cols", device, options(in_t, 64, true), M, 64, M, K, in, in_item, p.sm,
-                  p.sk, dst, out_item, 1, r, scale, acc);
+                  p.sk, p.K2, p.sk2, dst, out_item, 1, r, scale, acc);
   }
 }
 
@@ -414,7 +440,7 @@ void run_arg_reduce(const at::Tensor& self, int64_t dim, bool is_max, const at::
                     const at::Tensor& values) {
   std::bitset<64> mask;
   if (self.dim() > 0) mask.set(dim);
-  Problem p = make_problem(self, mask);
+  Problem p = make_problem(self, mask, /*two_runs=*/false);
   if (p.M == 0) return;
   TORCH_CHECK(p.K > 0, is_max ? "argmax" : "argmin",
               "(): Expected reduction dim to be specified for input.numel() == 0.");

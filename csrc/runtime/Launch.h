@@ -47,6 +47,21 @@ class KernelLaunch {
     const size_t g = (global + local - 1) / local * local;
     enqueue(device, 1, &g, &local);
   }
+  // One work-item per (x, y, z) of an n0 x n1 x n2 grid (n2 exact, n0 and n1 rounded up: the
+  // kernel skips x >= n0, y >= n1), work-groups of L0 x L1 x 1 with L0 the power of two that covers
+  // n0 (at most lws) and L1 the one that covers n1 within lws / L0. The kernel takes its row
+  // (y, z) from the work-group, not from dividing a flat index per element.
+  void enqueue_grid(int device, size_t n0, size_t n1, size_t n2, size_t lws) {
+    auto cover = [](size_t v, size_t cap) {
+      size_t p = 1;
+      while (p < cap && p < v) p *= 2;
+      return p;
+    };
+    const size_t l0 = cover(n0, lws), l1 = cover(n1, lws / l0);
+    const size_t global[3] = {(n0 + l0 - 1) / l0 * l0, (n1 + l1 - 1) / l1 * l1, n2};
+    const size_t local[3] = {l0, l1, 1};
+    enqueue(device, 3, global, local);
+  }
 
  private:
   void set(size_t size, const void* value) {

@@ -1,10 +1,10 @@
 """Tests for kernels/norm.cl against NumPy float64 references.
 
-Launch geometry as stated at the top of norm.cl: norm_stats and norm_sums one group of LWS per
-row (global = rows*LWS), norm_apply and norm_dx one item per element (global = N*C*S rounded up
-to LWS). Tensors are [N, C, S] at a non-zero offset, x in a channels-last order (strides
-(C*S, 1, C)), the others contiguous. Configurations: batch norm (per_channel, rows = C), group
-norm (G groups), layer norm (the view [M, K, 1], G = 1) and RMS norm (-DRMS).
+Launch geometry as stated at the top of norm.cl: norm_stats and norm_sums one group of LWS per row
+(global = rows*LWS), norm_apply and norm_dx 3-d over (s in runs of spt, c, n) with the host's local
+sizes (elements_launch). Tensors are [N, C, S] at a non-zero offset, x in a channels-last order
+(strides (C*S, 1, C)), the others contiguous. Configurations: batch norm (per_channel, rows = C),
+group norm (G groups), layer norm (the view [M, K, 1], G = 1) and RMS norm (-DRMS).
 """
 
 import numpy as np
@@ -24,7 +24,26 @@ CONFIGS = [
     ("group", (2, 6, 11, 3, 0)),
     ("layer", (5, 300, 1, 1, 0)),
     ("single", (1, 1, 1, 1, 0)),
+    ("batch1d", (7, 3, 1, 3, 1)),
+    ("batch_long_rows", (2, 3, 300, 3, 1)),
 ]
+
+
+def elements_launch(N, C, S, spt):
+    """(global, local) of norm_apply / norm_dx as csrc/ops/Norm.cpp launches them: work-item
+    (s-run, c, n), L0 the power of two covering the runs along S (at most LWS), L1 the one
+    covering C within LWS / L0."""
+
+    def cover(v, cap):
+        p = 1
+        while p < cap and p < v:
+            p *= 2
+        return p
+
+    runs = -(-S // spt)
+    l0 = cover(runs, LWS)
+    l1 = cover(C, LWS // l0)
+    return (-(-runs // l0) * l0, -(-C // l1) * l1, N), (l0, l1, 1)
 
 
 def flat(tag, data, strides=None):
@@ -64,7 +83,8 @@ def stat_index(shape, G, per_channel):
 @pytest.mark.parametrize("tag", FLOAT_TAGS)
 @pytest.mark.parametrize("name,cfg", CONFIGS, ids=[c[0] for c in CONFIGS])
 @pytest.mark.parametrize("rms", [False, True])
-def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg, rms):
+@pytest.mark.parametrize("spt", [1, 3, 64])
+def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg, rms, spt):
     need_fp64(has_fp64, tag)
     if rms and cfg[4]:
         pytest.skip("RMS norm has no per-channel form")
@@ -124,9 +144,9 @@ def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg,
     wb, bb = buffer(ctx, store(wtag, w)), buffer(ctx, store(wtag, b))
     stats = [mean_b, np.uint64(OFF), rstd_b, np.uint64(OFF)]
     total = N * C * S
-    gsz = -(-total // LWS) * LWS
+    gsz, lsz = elements_launch(N, C, S, spt)
     cl.Kernel(prg, "norm_apply")(
-        queue, (gsz,), (LWS,), *shape_args, eps, *t3(bx, xs), *stats,
+        queue, gsz, lsz, *shape_args, np.int32(spt), eps, *t3(bx, xs), *stats,
         wb, np.uint64(0), bb, np.uint64(0), *t3(by, ys),
     )  # fmt: skip
     cl.enqueue_copy(queue, yb, by)
@@ -145,7 +165,7 @@ def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg,
     dxb, dxs = flat(tag, np.zeros_like(x))
     bdx = buffer(ctx, dxb)
     cl.Kernel(prg, "norm_dx")(
-        queue, (gsz,), (LWS,), *shape_args, np.int32(1), eps, *t3(bx, xs), *t3(bdy, dys),
+        queue, gsz, lsz, *shape_args, np.int32(spt), np.int32(1), eps, *t3(bx, xs), *t3(bdy, dys),
         *stats, wb, np.uint64(0), A, np.uint64(0), B, np.uint64(0), *t3(bdx, dxs),
     )  # fmt: skip
     cl.enqueue_copy(queue, dxb, bdx)
@@ -190,8 +210,9 @@ def test_eval_mode_var_in(ctx, queue, build, rng, tag):
     by = buffer(ctx, yb)
     shape_args = [np.int64(N), np.int64(C), np.int64(S), np.int64(C), np.int32(1)]
     stats = [bm, np.uint64(0), bv, np.uint64(0)]
+    gsz, lsz = elements_launch(N, C, S, 2)
     cl.Kernel(prg, "norm_apply")(
-        queue, (LWS,), (LWS,), *shape_args, np.float32(EPS), *t3(bx, xs), *stats,
+        queue, gsz, lsz, *shape_args, np.int32(2), np.float32(EPS), *t3(bx, xs), *stats,
         bw, np.uint64(0), bw, np.uint64(0), *t3(by, ys),
     )  # fmt: skip
     cl.enqueue_copy(queue, yb, by)
@@ -199,7 +220,7 @@ def test_eval_mode_var_in(ctx, queue, build, rng, tag):
     ref = (x - rm[None, :, None]) * rstd[None, :, None] * w[None, :, None]
     np.testing.assert_allclose(read(tag, yb, x.shape, ys), ref, rtol=RTOL[tag], atol=RTOL[tag])
     cl.Kernel(prg, "norm_dx")(
-        queue, (LWS,), (LWS,), *shape_args, np.int32(0), np.float32(EPS), *t3(bx, xs),
+        queue, gsz, lsz, *shape_args, np.int32(2), np.int32(0), np.float32(EPS), *t3(bx, xs),
         *t3(bx, xs), *stats, bw, np.uint64(0), bw, np.uint64(0), bw, np.uint64(0), *t3(by, ys),
     )  # fmt: skip
     cl.enqueue_copy(queue, yb, by)

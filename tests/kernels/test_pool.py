@@ -1,10 +1,11 @@
 """Tests for kernels/pool.cl against NumPy float64 references (loops over small sizes).
 
-Launch geometry as stated at the top of pool.cl: one work-item per element of the result,
-global = total rounded up to LWS, local = LWS. Arguments: POOL_GEOM (total, C, T, H, W, OT, OH,
-OW, kT, kH, kW, sT, sH, sW, pT, pH, pW, dT, dH, dW, adaptive), [count_include_pad, divisor for
-the average kernels], then per tensor buffer, offset and [N, C, T, H, W] strides. Tensors are
-stored at a non-zero offset in buffers with padding behind, one case in a channels-last order.
+Launch geometry as stated at the top of pool.cl: one work-item per element of the result, as the
+grid (w, h, (n, c, t)) with the host's local sizes (grid_launch). Arguments: POOL_GEOM (total, C,
+T, H, W, OT, OH, OW, kT, kH, kW, sT, sH, sW, pT, pH, pW, dT, dH, dW, adaptive), [count_include_pad,
+divisor for the average kernels], then per tensor buffer, offset and [N, C, T, H, W] strides.
+Tensors are stored at a non-zero offset in buffers with padding behind, one case in a channels-last
+order.
 """
 
 import itertools
@@ -111,9 +112,26 @@ def run(ctx, queue, build, tag, kernel, geo, total, extra, tensors):
     args = geo.args(total) + extra
     for buf, st in tensors:
         args += tensor_args(buf, st)
-    gsz = -(-max(total, 1) // LWS) * LWS
-    cl.Kernel(prg, kernel)(queue, (gsz,), (LWS,), *args)
+    # the result: grad_input for the gathers, else the output (grad_output for the scatter)
+    _, H, W = geo.inp if kernel in ("pool_max_backward", "pool_avg_backward") else geo.out
+    if total:
+        gsz, lsz = grid_launch(W, H, total // (H * W))
+        cl.Kernel(prg, kernel)(queue, gsz, lsz, *args)
     queue.finish()
+
+
+def grid_launch(n0, n1, n2, lws=LWS):
+    """(global, local) of KernelLaunch::enqueue_grid (csrc/runtime/Launch.h)."""
+
+    def cover(v, cap):
+        p = 1
+        while p < cap and p < v:
+            p *= 2
+        return p
+
+    l0 = cover(n0, lws)
+    l1 = cover(n1, lws // l0)
+    return (-(-n0 // l0) * l0, -(-n1 // l1) * l1, n2), (l0, l1, 1)
 
 
 def ref_max(x, geo):

@@ -116,10 +116,11 @@ def _opts(in_tag, out_tag, acc_tag, op, lws, map_=None, fin=None):
 def run_reduce(
     ctx, queue, build, kernel, in_tag, op, flat, M, K, in_off, sm, sk,
     out_off=0, out_stride=1, scale=1, lws=256, G=4, chunk=None, acc_tag=None, out_tag=None,
-    map_=None, fin=None, map_p=0.0, fin_p=0.0, row=None,
+    map_=None, fin=None, map_p=0.0, fin_p=0.0, row=None, K2=1, sk2=0,
 ):  # fmt: skip
     """Run one reduction as the host would; returns (out values, out tag, acc tag).
-    map_/fin name a MAP_/FIN_ option ("abs", "sqrt", ...); row is MAP_SQDEV's per-row value."""
+    map_/fin name a MAP_/FIN_ option ("abs", "sqrt", ...); row is MAP_SQDEV's per-row value.
+    K2, sk2: element k = t*K2 + s of a row is at t*sk + s*sk2 (K2 = 1: at k*sk)."""
     acc_d, out_d = acc_out(in_tag, op)
     acc_tag = acc_tag or acc_d
     out_tag = out_tag or out_d
@@ -140,13 +141,13 @@ def run_reduce(
     if kernel == "rows":
         cl.Kernel(prog, "reduce_rows")(
             queue, (M * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
-            out_buf, u64(out_off), i64(out_stride), *tail,
+            u64(K2), i64(sk2), out_buf, u64(out_off), i64(out_stride), *tail,
         )  # fmt: skip
     elif kernel == "cols":
         gsz = -(-M // lws) * lws
         cl.Kernel(prog, "reduce_cols")(
             queue, (gsz,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
-            out_buf, u64(out_off), i64(out_stride), *tail,
+            u64(K2), i64(sk2), out_buf, u64(out_off), i64(out_stride), *tail,
         )  # fmt: skip
     else:
         if chunk is None:
@@ -156,12 +157,13 @@ def run_reduce(
         part_buf = buffer(ctx, part)
         cl.Kernel(prog, "reduce_partial")(
             queue, (M * G * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
-            part_buf, u64(part_off), u64(G), u64(chunk), map_p_arg, aux_buf, u64(aux_off),
+            u64(K2), i64(sk2), part_buf, u64(part_off), u64(G), u64(chunk), map_p_arg, aux_buf,
+            u64(aux_off),
         )  # fmt: skip
         prog2 = build("reduce", _opts(acc_tag, out_tag, acc_tag, op, lws, None, fin))
         cl.Kernel(prog2, "reduce_rows")(
             queue, (M * lws,), (lws,), u64(M), u64(G), part_buf, u64(part_off), i64(G), i64(1),
-            out_buf, u64(out_off), i64(out_stride), *tail,
+            u64(1), i64(0), out_buf, u64(out_off), i64(out_stride), *tail,
         )  # fmt: skip
     res = np.empty_like(out_fill)
     cl.enqueue_copy(queue, res, out_buf)
@@ -261,6 +263,46 @@ def test_broadcast_row_stride_zero(ctx, queue, build, rng, kernel):
         ctx, queue, build, kernel, "float", "sum", flat, M, K, 2, 0, 1
     )
     check("float", "sum", out_tag, acc_tag, got, to_f64("float", view2d(flat, M, K, 2, 0, 1)))
+
+
+@pytest.mark.parametrize("tag", ("float", "double", "half", "int", "char"))
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_two_runs(ctx, queue, build, has_fp64, rng, slow, kernel, op, tag):
+    """Rows whose elements are a K1 x K2 grid (k = t*K2 + s at t*sk + s*sk2): a channel of an
+    NCHW tensor reduced over (N, H, W), with odd sizes, K2 around the work-group size, padding
+    between runs, and runs visited backwards in memory (sk < sk2)."""
+    need_fp64(has_fp64, tag)
+    lws = 16 if slow else 64
+    cases = (
+        [(3, 2, 5), (4, 3, 1), (1, 7, 17)]
+        if slow
+        else [(3, 2, 5), (5, 7, 63), (2, 3, 65), (64, 4, 129), (1, 300, 3), (6, 1, 40)]
+    )
+    for M, K1, K2 in cases:
+        K = K1 * K2
+        data = gen(rng, tag, op, (K1, M, K2))
+        for name, in_off, sm, sk, sk2, pad in (
+            ("nchw", 0, K2, M * K2, 1, 0),
+            ("padded", 5, K2 + 2, M * (K2 + 2) + 3, 1, 4),
+            ("inner_outer", 2, 1, M, M * K1, 1),  # (K2, K1, M) layout: s is the outer run
+        ):
+            span = in_off + (M - 1) * sm + (K1 - 1) * sk + (K2 - 1) * sk2 + 1 + pad
+            flat = np.full(span, sentinel(tag))
+            vals_raw = np.empty((M, K), dtype=flat.dtype)
+            for t in range(K1):
+                for m in range(M):
+                    idx = in_off + m * sm + t * sk + np.arange(K2) * sk2
+                    flat[idx] = data[t, m]
+                    vals_raw[m, t * K2 : (t + 1) * K2] = data[t, m]
+            got, out_tag, acc_tag = run_reduce(
+                ctx, queue, build, kernel, tag, op, flat, M, K, in_off, sm, sk, lws=lws,
+                G=3, K2=K2, sk2=sk2,
+            )  # fmt: skip
+            try:
+                check(tag, op, out_tag, acc_tag, got, to_f64(tag, vals_raw))
+            except AssertionError as e:
+                raise AssertionError(f"M={M} K1={K1} K2={K2} layout={name}: {e}") from None
 
 
 @pytest.mark.parametrize("tag", ("float", "double", "half", "bfloat16", "int", "bool", "uchar"))

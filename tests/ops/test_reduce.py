@@ -107,8 +107,20 @@ DIM_CASES = [
     ((1, 1), None, 0),
     ((300, 5), None, 0),
     ((5, 3000), None, 1),
+    # reduced dims in two runs (one kernel walks both), three runs (a copy first)
+    ((3, 5, 4, 7), None, (0, 2, 3)),
+    ((3, 5, 4, 7), "cl", (0, 2, 3)),
+    ((2, 3, 4, 5), None, (0, 2)),
+    ((16, 8, 32, 33), None, (0, 2, 3)),
+    ((70, 3, 300), None, (0, 2)),
+    ((2, 3, 4, 5, 2), None, (0, 2, 4)),
 ]
-VIEWS = {None: lambda t: t, "t": lambda t: t.t(), "step": lambda t: t[:, ::2]}
+VIEWS = {
+    None: lambda t: t,
+    "t": lambda t: t.t(),
+    "step": lambda t: t[:, ::2],
+    "cl": lambda t: t.contiguous(memory_format=torch.channels_last),
+}
 
 
 def _dim_id(case):
@@ -468,6 +480,7 @@ STAT_ARGS = [
     (-1, True, 1),
     ((0, 2), False, 2),
     ((2, 0), True, 0.5),
+    ((0, 2), True, 1),
     ([], False, 1),  # [] reduces everything, as None
 ]
 
