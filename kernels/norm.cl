@@ -21,14 +21,15 @@
 //   stream_chunk: 64 on CPU devices, 1 on GPUs). No index division per element: on CPU devices a
 //   64-bit division and a work-item per element cost more than the normalisation itself.
 //
-// norm_stats(N, C, S, G, per_channel, eps, x, mean, rstd[, momentum, running_mean, running_var]):
+// norm_stats(N, C, S, G, per_channel, spt, eps, x, mean, rstd[, momentum, running_mean,
+//   running_var]):
 //   two passes in ACC: mean, then the biased variance; rstd = 1 / sqrt(var + eps); mean and rstd
 //   are ACC buffers (index = statrow). RMS: mean = 0 and var = mean(x^2). RUNNING:
 //   running_mean = momentum*mean + (1-momentum)*running_mean, running_var likewise with the
 //   unbiased variance (sum of squares / (count - 1)).
 // norm_apply(N, C, S, G, per_channel, spt, eps, x, mean, rstd, w, b, y):
 //   y = (x - mean) * rstd * w[c] + b[c].
-// norm_sums(N, C, S, G, per_channel, by_channel, eps, x, dy, mean, rstd, w, A, B): per row
+// norm_sums(N, C, S, G, per_channel, spt, by_channel, eps, x, dy, mean, rstd, w, A, B): per row
 //   (by_channel: row c over all (n, s); else the statistics rows) A = sum(w[c]*dy),
 //   B = sum(w[c]*dy*xhat) in ACC buffers (w = 1 without HAS_W).
 // norm_dx(N, C, S, G, per_channel, spt, use_sums, eps, x, dy, mean, rstd, w, A, B, dx) with
@@ -95,24 +96,42 @@ inline RowWalk row_walk(long r, int by_channel, int per_channel, long C, long G)
   return w;
 }
 
-// A work-item's walk over k = lid, lid + LWS, ... < cnt as (t, s): one division to start, then
-// additions (k += LWS is t += LWS / S, s += LWS - (LWS / S) * S, with a carry).
-// (S = 0 leaves cnt = 0: the divisor is kept non-zero all the same.)
-#define ROW_LOOP_BEGIN(cnt, S, lid, t, s)   \
-  const long s1_ = max((long)(S), 1L);      \
-  long t = (long)(lid) / s1_;               \
-  long s = (long)(lid)-t * s1_;             \
-  const long step_t_ = LWS / s1_;           \
-  const long step_s_ = LWS - step_t_ * s1_; \
-  for (ulong k_ = (lid); k_ < (cnt); k_ += LWS) {
-#define ROW_LOOP_END(t, s) \
-  s += step_s_;            \
-  t += step_t_;            \
-  if (s >= s1_) {          \
-    s -= s1_;              \
-    ++t;                   \
-  }                        \
+// A work-item's walk over the row's (t, s) grid in chunks of spt consecutive s (of one t): chunk
+// q = t*nsb + b (nsb = ceil(S / spt) chunks per t) covers s in [b*spt, min((b+1)*spt, S)), and
+// the work-item takes q = lid, lid + LWS, ... < rows_t*nsb. One division to start, then
+// additions with a carry. spt = 1 (GPUs) visits single elements, neighbours in neighbouring
+// work-items; CPU devices take runs (stream_chunk) that RUN_SUM adds with four partial sums.
+#define CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)         \
+  const long nsb_ = max(((long)(S) + (spt)-1) / (spt), 1L);      \
+  long t = (long)(lid) / nsb_;                                   \
+  long b_ = (long)(lid)-t * nsb_;                                \
+  const long step_t_ = LWS / nsb_;                               \
+  const long step_b_ = LWS - step_t_ * nsb_;                     \
+  for (ulong q_ = (lid); q_ < (ulong)(rows_t)*nsb_; q_ += LWS) { \
+    const long s0 = b_ * (spt), s1 = min(s0 + (spt), (long)(S));
+#define CHUNK_LOOP_END(t) \
+  b_ += step_b_;          \
+  t += step_t_;           \
+  if (b_ >= nsb_) {       \
+    b_ -= nsb_;           \
+    ++t;                  \
+  }                       \
   }
+
+// acc += F(k) summed over k in [s0, s1), in four partial sums (independent chains of additions).
+#define RUN_SUM(acc, s0, s1, F)             \
+  do {                                      \
+    ACC p0_ = 0, p1_ = 0, p2_ = 0, p3_ = 0; \
+    long k_ = (s0);                         \
+    for (; k_ + 4 <= (s1); k_ += 4) {       \
+      p0_ += F(k_);                         \
+      p1_ += F(k_ + 1);                     \
+      p2_ += F(k_ + 2);                     \
+      p3_ += F(k_ + 3);                     \
+    }                                       \
+    for (; k_ < (s1); ++k_) p0_ += F(k_);   \
+    (acc) += (p0_ + p1_) + (p2_ + p3_);     \
+  } while (0)
 
 inline long stat_row(long n, long c, long C, long G, int per_channel) {
   return per_channel ? c : n * G + c / (C / G);
@@ -139,7 +158,7 @@ inline ACC load_rstd(__global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off, lo
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats(
-    SHAPE, ACC eps, T3(const STORE_TYPE(X_T), x), __global ACC* mean, ulong mean_off,
+    SHAPE, int spt, ACC eps, T3(const STORE_TYPE(X_T), x), __global ACC* mean, ulong mean_off,
     __global ACC* rstd, ulong rstd_off
 #ifdef RUNNING
     ,
@@ -154,23 +173,29 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats(
   const RowWalk rw = row_walk(r, per_channel, per_channel, C, G);
   // element (t, s) of the row: x_row + t * x_t + s * xS
   const long x_row = x_off + rw.n0 * xN + rw.c0 * xC, x_t = rw.dn * xN + rw.dc * xC;
+  const long rows_t = per_channel ? N : C / G;
   ACC mu = 0;
+#define X_AT(k) ((ACC)LOAD(X_T, x, xb + (k)*xS))
 #ifndef RMS
   ACC sum = 0;
   {
-    ROW_LOOP_BEGIN(cnt, S, lid, t, s)
-    sum += LOAD(X_T, x, x_row + t * x_t + s * xS);
-    ROW_LOOP_END(t, s)
+    CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)
+    const long xb = x_row + t * x_t;
+    RUN_SUM(sum, s0, s1, X_AT);
+    CHUNK_LOOP_END(t)
   }
   mu = group_sum(sum, scratch, lid) / (ACC)cnt;
 #endif
   ACC sq = 0;
   {
-    ROW_LOOP_BEGIN(cnt, S, lid, t, s)
-    const ACC d = (ACC)LOAD(X_T, x, x_row + t * x_t + s * xS) - mu;
-    sq += d * d;
-    ROW_LOOP_END(t, s)
+#define SQDEV_AT(k) ((X_AT(k) - mu) * (X_AT(k) - mu))
+    CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)
+    const long xb = x_row + t * x_t;
+    RUN_SUM(sq, s0, s1, SQDEV_AT);
+    CHUNK_LOOP_END(t)
+#undef SQDEV_AT
   }
+#undef X_AT
   sq = group_sum(sq, scratch, lid);
   if (lid == 0) {
     const ACC var = sq / (ACC)cnt;
@@ -211,8 +236,8 @@ __kernel void norm_apply(SHAPE, int spt, ACC eps, T3(const STORE_TYPE(X_T), x),
 }
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
-    SHAPE, int by_channel, ACC eps, T3(const STORE_TYPE(X_T), x), T3(const STORE_TYPE(X_T), dy),
-    __global const STORE_TYPE(STAT_T)* mean, ulong mean_off,
+    SHAPE, int spt, int by_channel, ACC eps, T3(const STORE_TYPE(X_T), x),
+    T3(const STORE_TYPE(X_T), dy), __global const STORE_TYPE(STAT_T)* mean, ulong mean_off,
     __global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off, __global const STORE_TYPE(W_T)* w,
     ulong w_off, __global ACC* A, ulong A_off, __global ACC* B, ulong B_off) {
   __local ACC scratch[LWS];
@@ -223,18 +248,24 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
   const RowWalk rw = row_walk(r, chan, per_channel, C, G);
   const long x_row = x_off + rw.n0 * xN + rw.c0 * xC, x_t = rw.dn * xN + rw.dc * xC;
   const long dy_row = dy_off + rw.n0 * dyN + rw.c0 * dyC, dy_t = rw.dn * dyN + rw.dc * dyC;
+  const long rows_t = chan ? N : C / G;
   ACC a = 0, bsum = 0;
-  ROW_LOOP_BEGIN(cnt, S, lid, t, s)
+  CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)
   const long row = rw.srow0 + t * rw.dsrow;
-  const ACC xhat = ((ACC)LOAD(X_T, x, x_row + t * x_t + s * xS) - load_mean(mean, mean_off, row)) *
-                   load_rstd(rstd, rstd_off, row, eps);
-  ACC g = LOAD(X_T, dy, dy_row + t * dy_t + s * dyS);
+  const ACC m = load_mean(mean, mean_off, row), rs = load_rstd(rstd, rstd_off, row, eps);
 #ifdef HAS_W
-  g *= (ACC)LOAD(W_T, w, w_off + rw.c0 + t * rw.dc);
+  const ACC wc = (ACC)LOAD(W_T, w, w_off + rw.c0 + t * rw.dc);
+#else
+  const ACC wc = 1;
 #endif
-  a += g;
-  bsum += g * xhat;
-  ROW_LOOP_END(t, s)
+  const long xb = x_row + t * x_t, gb = dy_row + t * dy_t;
+#define G_AT(k) ((ACC)LOAD(X_T, dy, gb + (k)*dyS) * wc)
+#define GXHAT_AT(k) (G_AT(k) * (((ACC)LOAD(X_T, x, xb + (k)*xS) - m) * rs))
+  RUN_SUM(a, s0, s1, G_AT);
+  RUN_SUM(bsum, s0, s1, GXHAT_AT);
+#undef G_AT
+#undef GXHAT_AT
+  CHUNK_LOOP_END(t)
   a = group_sum(a, scratch, lid);
   bsum = group_sum(bsum, scratch, lid);
   if (lid == 0) {

@@ -113,6 +113,7 @@ std::pair<at::Tensor, at::Tensor> stats(const View& x, const Shape& s, double ep
   }
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_stats", o.str(device)));
   push_shape(l, s);
+  l.arg(static_cast<cl_int>(device_info(device).stream_chunk));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
   l.buffer(buffer_of(mean), mean.itemsize()).buffer(buffer_of(rstd), rstd.itemsize());
@@ -167,6 +168,7 @@ std::pair<at::Tensor, at::Tensor> sums(const View& x, const View& dy, const Shap
   if (w.defined()) o.w = w.scalar_type();
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_sums", o.str(device)));
   push_shape(l, s);
+  l.arg(static_cast<cl_int>(device_info(device).stream_chunk));
   l.arg(static_cast<cl_int>(by_channel));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);

@@ -107,7 +107,8 @@ def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg,
     rstd_b = buffer(ctx, np.zeros(OFF + rows, acc_np))
     shape_args = [np.int64(N), np.int64(C), np.int64(S), np.int64(G), np.int32(per_channel)]
     eps = acc_np(EPS)
-    args = shape_args + [eps] + t3(bx, xs) + [mean_b, np.uint64(OFF), rstd_b, np.uint64(OFF)]
+    args = shape_args + [np.int32(spt), eps] + t3(bx, xs)
+    args += [mean_b, np.uint64(OFF), rstd_b, np.uint64(OFF)]
     rm0 = to_f64(tag, store(tag, rng.uniform(-1, 1, rows)))
     rv0 = to_f64(tag, store(tag, rng.uniform(0.5, 2, rows)))
     if running:
@@ -159,7 +160,8 @@ def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg,
     A, B = buffer(ctx, np.zeros(rows, acc_np)), buffer(ctx, np.zeros(rows, acc_np))
     sums_prg = build("norm", [o for o in opts if not (per_channel and o == "-DHAS_W")])
     cl.Kernel(sums_prg, "norm_sums")(
-        queue, (rows * LWS,), (LWS,), *shape_args, np.int32(0), eps, *t3(bx, xs), *t3(bdy, dys),
+        queue, (rows * LWS,), (LWS,), *shape_args, np.int32(spt), np.int32(0), eps, *t3(bx, xs),
+        *t3(bdy, dys),
         *stats, wb, np.uint64(0), A, np.uint64(0), B, np.uint64(0),
     )  # fmt: skip
     dxb, dxs = flat(tag, np.zeros_like(x))
@@ -184,7 +186,8 @@ def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg,
     Ac, Bc = buffer(ctx, np.zeros(C, acc_np)), buffer(ctx, np.zeros(C, acc_np))
     nw_prg = build("norm", [o for o in opts if o != "-DHAS_W"])
     cl.Kernel(nw_prg, "norm_sums")(
-        queue, (C * LWS,), (LWS,), *shape_args, np.int32(1), eps, *t3(bx, xs), *t3(bdy, dys),
+        queue, (C * LWS,), (LWS,), *shape_args, np.int32(spt), np.int32(1), eps, *t3(bx, xs),
+        *t3(bdy, dys),
         *stats, wb, np.uint64(0), Ac, np.uint64(0), Bc, np.uint64(0),
     )  # fmt: skip
     got_a, got_b = np.zeros(C, acc_np), np.zeros(C, acc_np)
