@@ -14,7 +14,7 @@
 //   -DIN<k>_SCALAR         operand k is a kernel argument of type REG_TYPE(COMP_T), not a buffer
 //   -DNDIM=<0..8>          0: every operand is contiguous and shares the index; else the rank
 //   -DIDX64                64-bit index arithmetic (more than 2^31 elements or offsets)
-//   -DCHUNK=<k>            contiguous case: elements per work-item (default 1)
+//   -DCHUNK=<k>            elements per work-item (default 1); strided: a run along dim 0
 //   -DEW_VEC               contiguous case: the chunk as float8 vectors (see EW_VEC below)
 // Arguments, in order:
 //   ulong n, out buffer, ulong out_off,
@@ -23,8 +23,8 @@
 //   when NDIM > 0: long8 sizes (innermost first), long8 out strides, long8 strides of every
 //   input that is a buffer (in elements);
 //   with -DEW_NONZERO_B: the error word (__global int*) and the code to record.
-// Launch: 1-D, global = ceil(n / CHUNK) (CHUNK only when NDIM == 0) rounded up to the local
-// size.
+// Launch: 1-D, global = ceil(n / CHUNK) (NDIM == 0) or rows * ceil(size0 / CHUNK) (strided,
+// rows = n / size0), rounded up to the local size.
 //
 // Build options of `elementwise_batch` (set by csrc/ops/ElementwiseBatch.cpp):
 //   -DBATCH_T=<tag>        the dtype of every operand (a floating tag; computed in float)
@@ -1318,9 +1318,9 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define VLOAD_B(i) ((float8)0)
 #endif
 
-// CHUNK (contiguous case only): consecutive elements per work-item. 1 suits GPUs (neighbouring
-// work-items touch neighbouring elements); CPU devices run a work-item's loop as vector code, so
-// the host passes a larger chunk there.
+// CHUNK: consecutive elements per work-item (strided case: along dim 0, within one row). 1 suits
+// GPUs (neighbouring work-items touch neighbouring elements); CPU devices run a work-item's loop as
+// vector code and pay for index divisions per work-item, so the host passes a larger chunk there.
 #ifndef CHUNK
 #define CHUNK 1
 #endif
@@ -1342,9 +1342,15 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
     for (idx_t i = base; i < (idx_t)n; ++i) EW_AT(i, i, i, i);
   }
 #else
+  // Strided: a work-item takes a run of up to CHUNK elements of one row along dim 0 (the
+  // iterator's fastest dim), so the index is split with divisions once per run, not per element.
+  const idx_t s0 = (idx_t)sizes.s0;
+  const idx_t runs = (s0 + CHUNK - 1) / CHUNK;  // runs per row
   const idx_t i = (idx_t)get_global_id(0);
-  if (i >= (idx_t)n) return;
-  idx_t rem = i, o = 0, o0 = 0, o1 = 0, o2 = 0;
+  const idx_t row = i / runs;
+  if (row >= (idx_t)n / s0) return;
+  const idx_t c0 = (i - row * runs) * CHUNK;
+  idx_t rem = row, o = c0 * (idx_t)sto.s0, o0 = 0, o1 = 0, o2 = 0;
 #define STEP_IN(k, comp) o##k += c * (idx_t)st##k.comp;
 #if NIN > 0 && !defined(IN0_SCALAR)
 #define STEP0(comp) STEP_IN(0, comp)
@@ -1373,7 +1379,10 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
     o += c * (idx_t)sto.comp;                      \
     STEP0(comp) STEP1(comp) STEP2(comp)            \
   }
-  DIM(0, s0);
+  {
+    const idx_t c = c0;
+    STEP0(s0) STEP1(s0) STEP2(s0)
+  }
   DIM(1, s1);
   DIM(2, s2);
   DIM(3, s3);
@@ -1381,7 +1390,15 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
   DIM(5, s5);
   DIM(6, s6);
   DIM(7, s7);
-  EW_AT(o, o0, o1, o2);
+  const idx_t cend = min(c0 + (idx_t)CHUNK, s0);
+  for (idx_t c = c0; c < cend; ++c) {
+    EW_AT(o, o0, o1, o2);
+    o += (idx_t)sto.s0;
+    {
+      const idx_t c = 1;
+      STEP0(s0) STEP1(s0) STEP2(s0)
+    }
+  }
 #endif
 }
 #endif  // EW_OP

@@ -109,7 +109,7 @@ std::string variant_options(const Plan& p) {
   opts += static_cast<char>('0' + p.built_ndim);
   if (p.idx64) opts += " -DIDX64";
   if (p.nonzero_b) opts += " -DEW_NONZERO_B";
-  if (p.built_ndim == 0) opts += " -DCHUNK=" + std::to_string(contiguous_chunk(p.device));
+  opts += " -DCHUNK=" + std::to_string(contiguous_chunk(p.device));
   if (vectorised(p)) opts += " -DEW_VEC";
   return opts;
 }
@@ -250,7 +250,11 @@ void launch_elementwise(at::TensorIteratorBase& iter, EwId id, const EwParams& p
     launch.enqueue1d(p.device, (numel + chunk - 1) / chunk,
                      chunk > 1 ? kChunkLocalSize : kLocalSize);
   } else {
-    launch.enqueue1d(p.device, numel, kLocalSize);
+    // Runs of up to `chunk` elements of each row along dim 0 (kernels/elementwise.cl).
+    const size_t chunk = contiguous_chunk(p.device);
+    const size_t s0 = static_cast<size_t>(iter.shape()[0]);
+    launch.enqueue1d(p.device, numel / s0 * ((s0 + chunk - 1) / chunk),
+                     chunk > 1 ? kChunkLocalSize : kLocalSize);
   }
 }
 

@@ -7,8 +7,9 @@ enqueue_elementwise, push_strides): options -DEW_OP=EWOP_<op> -DOUT_T -DCOMP_T
 [-DCOMP_FLOAT] -DNIN -DIN<k>_T [-DIN<k>_SCALAR] -DNDIM [-DIDX64] [-DCHUNK]; arguments n, out,
 out_off, each input's (buffer, off) or its value in REG_TYPE(COMP_T), p0, p1, p2 and, for NDIM > 0,
 long8 sizes (innermost first), long8 out strides and long8 strides of every buffer input, in
-elements. Global size: ceil(n / CHUNK) (NDIM == 0) or n, rounded up to the local size (64 with
-a chunk, else 256).
+elements. Global size: ceil(n / CHUNK) (NDIM == 0) or, strided, rows * ceil(size0 / CHUNK)
+(runs of up to CHUNK elements along the innermost dim, rows = n / size0), rounded up to the local
+size (64 with a chunk, else 256).
 
 Operands live at (mostly non-zero) offsets in larger buffers; output slots the kernel must not
 write hold a sentinel that is checked afterwards.
@@ -132,7 +133,7 @@ def options(op, out_tag, comp_tag, ins, ndim, chunk=None, idx64=False, extra=())
     opts.append(f"-DNDIM={ndim}")
     if idx64:
         opts.append("-DIDX64")
-    if ndim == 0:
+    if chunk is not None:
         opts.append(f"-DCHUNK={chunk}")
     return opts + list(extra)
 
@@ -295,11 +296,11 @@ class Ew:
         if ndim > 0:
             args += [_long8(shape), _long8(out_strides)]
             args += [_long8(b.strides if b.strides is not None else _contig(shape)) for b in bufs]
+        local = 64 if chunk > 1 else 256
         if ndim == 0:
-            local = 64 if chunk > 1 else 256
             items = -(-n // chunk)
-        else:
-            local, items = 256, n
+        else:  # runs of up to `chunk` elements along the innermost dim, per row
+            items = n // shape[-1] * -(-shape[-1] // chunk) if n else 0
         glob = -(-items // local) * local
         cl.Kernel(prg, "elementwise")(self.queue, (glob,), (local,), *args)
         res = np.empty_like(out_fill)
@@ -530,6 +531,23 @@ def test_strided_2d_add(ew, rng, tag):
         # output transposed, input b broadcast along columns
         b = stridedbuffer(rng, tag, (R, C), (1, 0), off=0, **_gen_kw("add", tag, 1))
         ew.check("add", tag, tag, [a, b], (R, C), p0=p0, out_strides=(1, R), out_off=0)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_strided_runs(ew, rng, chunk):
+    """Strided work-items take runs of CHUNK elements of a row: rows shorter than, equal to and
+    longer than the run (the last run partial), a permuted input and a broadcast one, a padded
+    output, with NaN/Inf."""
+    for shape in ((5, 1), (4, 3), (3, 64), (2, 150), (2, 3, 131)):
+        nd = len(shape)
+        perm = tuple(reversed(_contig(tuple(reversed(shape)))))  # column-major strides
+        a = stridedbuffer(rng, "float", shape, perm, off=3, specials=True)
+        bst = (0,) * (nd - 1) + (1,)  # one row broadcast over the others
+        b = stridedbuffer(rng, "float", shape, bst, off=1, specials=True)
+        ost = _contig(shape[:-1] + (shape[-1] + 2,))
+        ew.check(
+            "add", "float", "float", [a, b], shape, p0=0.5, out_strides=ost, out_off=2, chunk=chunk
+        )
 
 
 def test_strided_2d_maximum_mixed(ew, rng):
