@@ -14,7 +14,7 @@
 //   -DIN<k>_SCALAR         operand k is a kernel argument of type REG_TYPE(COMP_T), not a buffer
 //   -DNDIM=<0..8>          0: every operand is contiguous and shares the index; else the rank
 //   -DIDX64                64-bit index arithmetic (more than 2^31 elements or offsets)
-//   -DCHUNK=<k>            elements per work-item (default 1); strided: a run along dim 0
+//   -DCHUNK=<k>            consecutive elements per work-item (default 1)
 //   -DEW_VEC               contiguous case: the chunk as float8 vectors (see EW_VEC below)
 // Arguments, in order:
 //   ulong n, out buffer, ulong out_off,
@@ -23,8 +23,7 @@
 //   when NDIM > 0: long8 sizes (innermost first), long8 out strides, long8 strides of every
 //   input that is a buffer (in elements);
 //   with -DEW_NONZERO_B: the error word (__global int*) and the code to record.
-// Launch: 1-D, global = ceil(n / CHUNK) (NDIM == 0) or rows * ceil(size0 / CHUNK) (strided,
-// rows = n / size0), rounded up to the local size.
+// Launch: 1-D, global = ceil(n / CHUNK) rounded up to the local size.
 //
 // Build options of `elementwise_batch` (set by csrc/ops/ElementwiseBatch.cpp):
 //   -DBATCH_T=<tag>        the dtype of every operand (a floating tag; computed in float)
@@ -1318,7 +1317,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define VLOAD_B(i) ((float8)0)
 #endif
 
-// CHUNK: consecutive elements per work-item (strided case: along dim 0, within one row). 1 suits
+// CHUNK: consecutive elements per work-item (strided case: in the iterator's order). 1 suits
 // GPUs (neighbouring work-items touch neighbouring elements); CPU devices run a work-item's loop as
 // vector code and pay for index divisions per work-item, so the host passes a larger chunk there.
 #ifndef CHUNK
@@ -1342,61 +1341,72 @@ __kernel void elementwise(ulong n, __global STORE_TYPE(OUT_T)* out, ulong out_of
     for (idx_t i = base; i < (idx_t)n; ++i) EW_AT(i, i, i, i);
   }
 #else
-  // Strided: a work-item takes a run of up to CHUNK elements of one row along dim 0 (the
-  // iterator's fastest dim), so the index is split with divisions once per run, not per element.
-  const idx_t s0 = (idx_t)sizes.s0;
-  const idx_t runs = (s0 + CHUNK - 1) / CHUNK;  // runs per row
-  const idx_t i = (idx_t)get_global_id(0);
-  const idx_t row = i / runs;
-  if (row >= (idx_t)n / s0) return;
-  const idx_t c0 = (i - row * runs) * CHUNK;
-  idx_t rem = row, o = c0 * (idx_t)sto.s0, o0 = 0, o1 = 0, o2 = 0;
-#define STEP_IN(k, comp) o##k += c * (idx_t)st##k.comp;
+  // Strided: a work-item takes CHUNK consecutive elements in the iterator's order (dim 0
+  // fastest). It splits its first index with divisions, then steps its coordinates like an
+  // odometer, carrying into the next dim when one wraps: no division per element, whatever the
+  // length of the rows.
+  const idx_t base = (idx_t)get_global_id(0) * CHUNK;
+  if (base >= (idx_t)n) return;
+  const idx_t sz[8] = {sizes.s0, sizes.s1, sizes.s2, sizes.s3,
+                       sizes.s4, sizes.s5, sizes.s6, sizes.s7};
+  const idx_t so[8] = {sto.s0, sto.s1, sto.s2, sto.s3, sto.s4, sto.s5, sto.s6, sto.s7};
+#define STRIDE_ARRAY(k)                                             \
+  const idx_t s_in##k[8] = {st##k.s0, st##k.s1, st##k.s2, st##k.s3, \
+                            st##k.s4, st##k.s5, st##k.s6, st##k.s7};
+#define ADD_IN(k, c, d) o##k += (c)*s_in##k[d];
 #if NIN > 0 && !defined(IN0_SCALAR)
-#define STEP0(comp) STEP_IN(0, comp)
+  STRIDE_ARRAY(0)
+#define ADD0(c, d) ADD_IN(0, c, d)
 #else
-#define STEP0(comp)
+#define ADD0(c, d)
 #endif
 #if NIN > 1 && !defined(IN1_SCALAR)
-#define STEP1(comp) STEP_IN(1, comp)
+  STRIDE_ARRAY(1)
+#define ADD1(c, d) ADD_IN(1, c, d)
 #else
-#define STEP1(comp)
+#define ADD1(c, d)
 #endif
 #if NIN > 2 && !defined(IN2_SCALAR)
-#define STEP2(comp) STEP_IN(2, comp)
+  STRIDE_ARRAY(2)
+#define ADD2(c, d) ADD_IN(2, c, d)
 #else
-#define STEP2(comp)
+#define ADD2(c, d)
 #endif
-// The quotient and remainder are computed as q = rem / s, c = rem - q * s: with a `%` next to
-// the `/`, LLVM pairs them and inserts a `freeze`, which Oclgrind's uninitialised-value checker
-// cannot execute.
-#define DIM(d, comp)                               \
-  if (NDIM > d) {                                  \
-    const idx_t s = (idx_t)sizes.comp;             \
-    const idx_t q = (NDIM == d + 1) ? 0 : rem / s; \
-    const idx_t c = rem - q * s;                   \
-    rem = q;                                       \
-    o += c * (idx_t)sto.comp;                      \
-    STEP0(comp) STEP1(comp) STEP2(comp)            \
+#define ADD_ALL(c, d) \
+  o += (c)*so[d];     \
+  ADD0(c, d) ADD1(c, d) ADD2(c, d)
+  idx_t cc[NDIM];
+  idx_t rem = base, o = 0, o0 = 0, o1 = 0, o2 = 0;
+  // The quotient and remainder are computed as q = rem / s, c = rem - q * s: with a `%` next to
+  // the `/`, LLVM pairs them and inserts a `freeze`, which Oclgrind's uninitialised-value checker
+  // cannot execute.
+#pragma unroll
+  for (int d = 0; d < NDIM; ++d) {
+    const idx_t q = d == NDIM - 1 ? 0 : rem / sz[d];
+    const idx_t c = rem - q * sz[d];
+    rem = q;
+    cc[d] = c;
+    ADD_ALL(c, d)
   }
-  {
-    const idx_t c = c0;
-    STEP0(s0) STEP1(s0) STEP2(s0)
-  }
-  DIM(1, s1);
-  DIM(2, s2);
-  DIM(3, s3);
-  DIM(4, s4);
-  DIM(5, s5);
-  DIM(6, s6);
-  DIM(7, s7);
-  const idx_t cend = min(c0 + (idx_t)CHUNK, s0);
-  for (idx_t c = c0; c < cend; ++c) {
-    EW_AT(o, o0, o1, o2);
-    o += (idx_t)sto.s0;
-    {
-      const idx_t c = 1;
-      STEP0(s0) STEP1(s0) STEP2(s0)
+  const idx_t end = base + min((idx_t)CHUNK, (idx_t)n - base);  // no overflow past n
+  for (idx_t i = base;;) {
+    // The rest of the current row (a tight loop along dim 0), then one carry.
+    const idx_t run = min(end - i, sz[0] - cc[0]);
+    for (idx_t j = 0; j < run; ++j) {
+      EW_AT(o, o0, o1, o2);
+      ADD_ALL(1, 0)
+    }
+    i += run;
+    if (i >= end) break;
+    cc[0] = 0;
+    ADD_ALL(-sz[0], 0)
+#pragma unroll
+    for (int d = 1; d < NDIM; ++d) {
+      ++cc[d];
+      ADD_ALL(1, d)
+      if (cc[d] < sz[d] || d == NDIM - 1) break;
+      cc[d] = 0;
+      ADD_ALL(-sz[d], d)
     }
   }
 #endif

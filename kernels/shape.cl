@@ -1,4 +1,4 @@
-// Shape ops and factories: every kernel here writes one element of its result per work-item.
+// Shape ops and factories: remap writes a run of its result per work-item, the others one element.
 //
 // remap: out[o] = in[j(o)] over tensors of equal rank (up to 8 dims, innermost first), copied as
 //   bits. Per dim d, the output coordinate o_d becomes the input coordinate j_d by the dim's mode
@@ -17,7 +17,8 @@
 //   Arguments: ulong n (elements of out), out buffer + offset, in buffer + offset, int ndim,
 //   long8 out sizes, long8 out strides, long8 in sizes, long8 in strides, long8 offsets a,
 //   int8 modes, T fill, int tri, long k, int row_dim, int col_dim.
-//   Launch: global = roundup(n, local).
+//   Build option -DCHUNK=<k> (default 1): a work-item writes a run of up to k elements along dim 0.
+//   Launch: global = roundup((n / size0) * ceil(size0 / CHUNK), local).
 //
 // range_fill: out[i] (contiguous, n elements) of an arithmetic or geometric sequence, computed in
 //   REG_TYPE(ACC_T) (double where the device has it, else float) and converted like the CPU:
@@ -38,44 +39,59 @@
 //   Arguments: ulong n, out buffer + offset, long row, long col, long offset.
 
 #ifdef T
-// One dim of remap: split the output index, map the coordinate (components of the long8s are
-// named, so the macro is spelled out per dim). Reflection uses the abs() builtin, not
-// `j < 0 ? -j : j`, which LLVM turns into an intrinsic that Oclgrind cannot run.
-#define DIM_STEP(d, comp)                              \
-  if (ndim > d) {                                      \
-    const long s = osize.comp;                         \
-    const long q = (ndim == d + 1) ? 0 : rem / s;      \
-    const long o = rem - q * s;                        \
-    rem = q;                                           \
-    oo += o * ostride.comp;                            \
-    const long ext = isize.comp;                       \
-    const int mode = modes.comp;                       \
-    long j = mode == 4 ? ext - 1 - o : o - shift.comp; \
-    if (mode == 0) {                                   \
-      outside = outside || j < 0 || j >= ext;          \
-    } else if (mode == 1) {                            \
-      j = (long)abs(j);                                \
-      j = j >= ext ? 2 * (ext - 1) - j : j;            \
-    } else if (mode == 2) {                            \
-      j = clamp(j, 0L, ext - 1);                       \
-    } else if (mode == 3) {                            \
-      j = j < 0 ? j + ext : j;                         \
-      const long jq = j / ext;                         \
-      j = j - jq * ext;                                \
-    }                                                  \
-    io += j * istride.comp;                            \
-    if (d == col_dim) col = o;                         \
-    if (d == row_dim) row = o;                         \
+// The input coordinate j of output coordinate o along a dim of extent `ext`, by `mode` and the
+// shift a (see above); `outside` is set for SHIFT coordinates past the input. Reflection uses the
+// abs() builtin, not `j < 0 ? -j : j`, which LLVM turns into an intrinsic that Oclgrind cannot run.
+#define MAP_COORD(o, ext, mode, a, j, outside)   \
+  do {                                           \
+    j = (mode) == 4 ? (ext)-1 - (o) : (o) - (a); \
+    if ((mode) == 0) {                           \
+      outside = outside || j < 0 || j >= (ext);  \
+    } else if ((mode) == 1) {                    \
+      j = (long)abs(j);                          \
+      j = j >= (ext) ? 2 * ((ext)-1) - j : j;    \
+    } else if ((mode) == 2) {                    \
+      j = clamp(j, 0L, (ext)-1);                 \
+    } else if ((mode) == 3) {                    \
+      j = j < 0 ? j + (ext) : j;                 \
+      const long jq = j / (ext);                 \
+      j = j - jq * (ext);                        \
+    }                                            \
+  } while (0)
+
+// One outer dim (d >= 1) of remap: split the run's row index, map the coordinate (components of
+// the long8s are named, so the macro is spelled out per dim).
+#define DIM_STEP(d, comp)                                         \
+  if (ndim > d) {                                                 \
+    const long s = osize.comp;                                    \
+    const long q = (ndim == d + 1) ? 0 : rem / s;                 \
+    const long o = rem - q * s;                                   \
+    rem = q;                                                      \
+    oo += o * ostride.comp;                                       \
+    long j;                                                       \
+    MAP_COORD(o, isize.comp, modes.comp, shift.comp, j, outside); \
+    io += j * istride.comp;                                       \
+    if (d == col_dim) col = o;                                    \
+    if (d == row_dim) row = o;                                    \
   }
+
+// CHUNK: output elements per work-item, a run along dim 0 (1 on GPUs, more on CPU devices, where
+// the index divisions per work-item cost more than the copy).
+#ifndef CHUNK
+#define CHUNK 1
+#endif
 
 __kernel void remap(ulong n, __global T* out, ulong out_off, __global const T* in, ulong in_off,
                     int ndim, long8 osize, long8 ostride, long8 isize, long8 istride, long8 shift,
                     int8 modes, T fill, int tri, long k, int row_dim, int col_dim) {
-  const ulong i = get_global_id(0);
-  if (i >= n) return;
-  long rem = (long)i, oo = 0, io = 0, row = 0, col = 0;
+  const long s0 = osize.s0;
+  const long runs = (s0 + CHUNK - 1) / CHUNK;  // runs per row of dim 0
+  const long i = (long)get_global_id(0);
+  const long r = i / runs;
+  if (r >= (long)n / s0) return;
+  const long c0 = (i - r * runs) * CHUNK;
+  long rem = r, oo = 0, io = 0, row = 0, col = 0;
   bool outside = false;
-  DIM_STEP(0, s0)
   DIM_STEP(1, s1)
   DIM_STEP(2, s2)
   DIM_STEP(3, s3)
@@ -83,9 +99,16 @@ __kernel void remap(ulong n, __global T* out, ulong out_off, __global const T* i
   DIM_STEP(5, s5)
   DIM_STEP(6, s6)
   DIM_STEP(7, s7)
-  if (tri == 1) outside = outside || col - row > k;
-  if (tri == 2) outside = outside || col - row < k;
-  out[out_off + oo] = outside ? fill : in[in_off + io];
+  const long c1 = min(c0 + (long)CHUNK, s0);
+  for (long o = c0; o < c1; ++o) {
+    long j;
+    bool out0 = outside;
+    MAP_COORD(o, isize.s0, modes.s0, shift.s0, j, out0);
+    const long cl = col_dim == 0 ? o : col, rw = row_dim == 0 ? o : row;
+    if (tri == 1) out0 = out0 || cl - rw > k;
+    if (tri == 2) out0 = out0 || cl - rw < k;
+    out[out_off + oo + o * ostride.s0] = out0 ? fill : in[in_off + io + j * istride.s0];
+  }
 }
 #endif  // T
 

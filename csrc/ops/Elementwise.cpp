@@ -245,17 +245,8 @@ void launch_elementwise(at::TensorIteratorBase& iter, EwId id, const EwParams& p
   }
   if (p.nonzero_b) launch.arg(error_word).arg(error_code);
   const size_t numel = static_cast<size_t>(iter.numel());
-  if (p.built_ndim == 0) {
-    const size_t chunk = contiguous_chunk(p.device);
-    launch.enqueue1d(p.device, (numel + chunk - 1) / chunk,
-                     chunk > 1 ? kChunkLocalSize : kLocalSize);
-  } else {
-    // Runs of up to `chunk` elements of each row along dim 0 (kernels/elementwise.cl).
-    const size_t chunk = contiguous_chunk(p.device);
-    const size_t s0 = static_cast<size_t>(iter.shape()[0]);
-    launch.enqueue1d(p.device, numel / s0 * ((s0 + chunk - 1) / chunk),
-                     chunk > 1 ? kChunkLocalSize : kLocalSize);
-  }
+  const size_t chunk = contiguous_chunk(p.device);
+  launch.enqueue1d(p.device, (numel + chunk - 1) / chunk, chunk > 1 ? kChunkLocalSize : kLocalSize);
 }
 
 }  // namespace torch_ocl

@@ -29,6 +29,7 @@
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
+#include "runtime/Device.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -37,6 +38,7 @@ namespace torch_ocl {
 namespace {
 
 constexpr size_t kLws = 256;
+constexpr size_t kChunkLws = 64;  // when work-items take runs of elements
 constexpr int kMaxDims = 8;
 
 struct Dim {
@@ -49,7 +51,7 @@ bool is_identity(const Dim& d) {
   return d.role == 0 && d.mode == RemapMode::kShift && d.offset == 0 && d.isize == d.osize;
 }
 
-cl_long8 long8_of(const std::vector<Dim>& dims, int64_t Dim::* field) {
+cl_long8 long8_of(const std::vector<Dim>& dims, int64_t Dim::*field) {
   cl_long8 v{};
   for (size_t i = 0; i < dims.size(); ++i) v.s[i] = dims[i].*field;
   return v;
@@ -118,7 +120,11 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   const int device = out.device().index();
   const size_t itemsize = out.itemsize();
   const FillBits zero;
-  KernelLaunch l(get_kernel(device, "shape.cl", "remap", std::string("-DT=") + bits_tag(itemsize)));
+  // Runs of up to `chunk` elements along dim 0 per work-item (kernels/shape.cl).
+  const int64_t chunk = static_cast<int64_t>(device_info(device).stream_chunk);
+  KernelLaunch l(
+      get_kernel(device, "shape.cl", "remap",
+                 std::string("-DT=") + bits_tag(itemsize) + " -DCHUNK=" + std::to_string(chunk)));
   l.arg(static_cast<cl_ulong>(out.numel()));
   l.buffer(buffer_of(out), itemsize).buffer(buffer_of(in), itemsize);
   l.arg(static_cast<cl_int>(merged.size()));
@@ -128,7 +134,9 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   l.raw(itemsize, fill ? fill : zero.bytes);
   l.arg(static_cast<cl_int>(tri)).arg(static_cast<cl_long>(k));
   l.arg(row_dim).arg(col_dim);
-  l.enqueue1d(device, static_cast<size_t>(out.numel()), kLws);
+  const int64_t s0 = merged[0].osize;
+  l.enqueue1d(device, static_cast<size_t>(out.numel() / s0 * ((s0 + chunk - 1) / chunk)),
+              chunk > 1 ? kChunkLws : kLws);
 }
 
 namespace {

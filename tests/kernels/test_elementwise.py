@@ -7,9 +7,8 @@ enqueue_elementwise, push_strides): options -DEW_OP=EWOP_<op> -DOUT_T -DCOMP_T
 [-DCOMP_FLOAT] -DNIN -DIN<k>_T [-DIN<k>_SCALAR] -DNDIM [-DIDX64] [-DCHUNK]; arguments n, out,
 out_off, each input's (buffer, off) or its value in REG_TYPE(COMP_T), p0, p1, p2 and, for NDIM > 0,
 long8 sizes (innermost first), long8 out strides and long8 strides of every buffer input, in
-elements. Global size: ceil(n / CHUNK) (NDIM == 0) or, strided, rows * ceil(size0 / CHUNK)
-(runs of up to CHUNK elements along the innermost dim, rows = n / size0), rounded up to the local
-size (64 with a chunk, else 256).
+elements. Global size: ceil(n / CHUNK) (CHUNK consecutive elements per work-item, in the
+iterator's order when strided), rounded up to the local size (64 with a chunk, else 256).
 
 Operands live at (mostly non-zero) offsets in larger buffers; output slots the kernel must not
 write hold a sentinel that is checked afterwards.
@@ -297,10 +296,7 @@ class Ew:
             args += [_long8(shape), _long8(out_strides)]
             args += [_long8(b.strides if b.strides is not None else _contig(shape)) for b in bufs]
         local = 64 if chunk > 1 else 256
-        if ndim == 0:
-            items = -(-n // chunk)
-        else:  # runs of up to `chunk` elements along the innermost dim, per row
-            items = n // shape[-1] * -(-shape[-1] // chunk) if n else 0
+        items = -(-n // chunk)
         glob = -(-items // local) * local
         cl.Kernel(prg, "elementwise")(self.queue, (glob,), (local,), *args)
         res = np.empty_like(out_fill)
@@ -535,10 +531,10 @@ def test_strided_2d_add(ew, rng, tag):
 
 @pytest.mark.parametrize("chunk", [1, 3, 64])
 def test_strided_runs(ew, rng, chunk):
-    """Strided work-items take runs of CHUNK elements of a row: rows shorter than, equal to and
-    longer than the run (the last run partial), a permuted input and a broadcast one, a padded
-    output, with NaN/Inf."""
-    for shape in ((5, 1), (4, 3), (3, 64), (2, 150), (2, 3, 131)):
+    """Strided work-items take CHUNK consecutive elements and step their coordinates (carrying
+    into outer dims, several at once): rows shorter than, equal to and longer than the chunk,
+    the last chunk partial, a permuted input and a broadcast one, a padded output, NaN/Inf."""
+    for shape in ((5, 1), (4, 3), (3, 64), (2, 150), (2, 3, 131), (3, 1, 2, 5), (7, 2, 2, 2, 3)):
         nd = len(shape)
         perm = tuple(reversed(_contig(tuple(reversed(shape)))))  # column-major strides
         a = stridedbuffer(rng, "float", shape, perm, off=3, specials=True)
