@@ -182,6 +182,7 @@ def main() -> None:
     parser.add_argument("--json", default="benchmarks/results/bench_nn.json")
     parser.add_argument("--png", default="benchmarks/results/bench_nn.png")
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke test)")
+    parser.add_argument("-k", dest="only", default="", help="run only cases whose name has this")
     args = parser.parse_args()
     if not torch.ocl.is_available():
         sys.exit("no ocl device: " + torch.ocl.why_unavailable())
@@ -199,6 +200,7 @@ def main() -> None:
     cases.append(("small CNN training step b16 32x32", training_case(SmallCNN, 16, 32), 2))
     cases.append(("resnet18 training step b8 64x64", training_case(resnet18, 8, 64), 1))
 
+    cases = [c for c in cases if args.only in c[0]]
     rows = []
     for k, (name, make, iters) in enumerate(cases, 1):
         print(f"[{k}/{len(cases)}] {name}", file=sys.stderr, flush=True)

@@ -30,15 +30,16 @@ inline int div_rem(int a, int b, int* r) {
   return q;
 }
 
-// im2col: cols[r, j] for r = ((c * KD + kd) * KH + kh) * KW + kw and j = n * L + opos, where
+// im2col: cols[n * cn + r * ld + opos] for r = ((c * KD + kd) * KH + kh) * KW + kw, where
 // L = OD * OH * OW, opos = (od * OH + oh) * OW + ow and n < nb (images n0.. of the batch: x
-// points at image n0). cols has row stride ld (>= nb * L). The value is
+// points at image n0). Two layouts: [C * kvol, nb * L] (ld = nb * L, cn = L) and one
+// [C * kvol, L] matrix per image (ld = L, cn = C * kvol * L). The value is
 //   x[n, c, od*SD - PD + kd*DD, oh*SH - PH + kh*DH, ow*SW - PW + kw*DW], 0 outside the input.
 // One work-item per (c, kd, kh, n, od, oh): count = C * KD * KH * nb * OD * OH; it writes the
 // KW * OW values of its rows.
 __kernel void im2col(int count, int nb, int4 isz, int4 osz, int4 ks, int4 st, int4 pd, int4 dl,
                      __global const T* x, ulong x_off, long sn, long sc, long4 ss, __global T* cols,
-                     ulong cols_off, long ld) {
+                     ulong cols_off, long ld, long cn) {
   const int g = get_global_id(0);
   if (g >= count) return;
   int rest = g;
@@ -55,8 +56,7 @@ __kernel void im2col(int count, int nb, int4 isz, int4 osz, int4 ks, int4 st, in
   const int id = od * st.x - pd.x + kd * dl.x;
   const int ih = oh * st.y - pd.y + kh * dl.y;
   const bool row_ok = id >= 0 && id < isz.x && ih >= 0 && ih < isz.y;
-  const long L = (long)osz.x * osz.y * osz.z;
-  const long col0 = (long)n * L + ((long)od * osz.y + oh) * osz.z;
+  const long col0 = (long)n * cn + ((long)od * osz.y + oh) * osz.z;
   const long r0 = ((long)(c * ks.x + kd) * ks.y + kh) * ks.z;
   __global const T* src = x + x_off + n * sn + c * sc + (long)id * ss.x + (long)ih * ss.y;
   for (int kw = 0; kw < ks.z; ++kw) {
@@ -122,11 +122,11 @@ __kernel void im2col_rows(int count, int G, int Cg, int4 isz, int4 osz, int4 ks,
 //   out[n, c, id, ih, iw] = (has_bias ? bias[c] : 0)
 //       + sum over (kd, kh, kw) and output positions (od, oh, ow) with
 //         od*SD - PD + kd*DD == id (and the same for h and w) of cols[r(c, kd, kh, kw), j(n, o)]
-// with cols as in im2col (row stride ld). `out` has strides (sn, sc, ss). One work-item per
-// (n, c, id, ih): count = nb * C * D * H; it writes the W values of its row.
+// with cols as in im2col (row stride ld, image offset cn). `out` has strides (sn, sc, ss). One
+// work-item per (n, c, id, ih): count = nb * C * D * H; it writes the W values of its row.
 __kernel void col2im(int count, int nb, int C, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
-                     int4 dl, __global const T* cols, ulong cols_off, long ld, __global T* out,
-                     ulong out_off, long sn, long sc, long4 ss, int has_bias,
+                     int4 dl, __global const T* cols, ulong cols_off, long ld, long cn,
+                     __global T* out, ulong out_off, long sn, long sc, long4 ss, int has_bias,
                      __global const T* bias, ulong bias_off) {
   const int g = get_global_id(0);
   if (g >= count) return;
@@ -137,9 +137,8 @@ __kernel void col2im(int count, int nb, int C, int4 isz, int4 osz, int4 ks, int4
   rest = div_rem(rest, isz.x, &id);
   int c;
   const int n = div_rem(rest, C, &c);
-  const long L = (long)osz.x * osz.y * osz.z;
   const T b0 = has_bias ? bias[bias_off + c] : (T)0;
-  __global const T* cbase = cols + cols_off + (long)n * L;
+  __global const T* cbase = cols + cols_off + (long)n * cn;
   __global T* dst = out + out_off + n * sn + c * sc + (long)id * ss.x + (long)ih * ss.y;
   for (int iw = 0; iw < isz.z; ++iw) {
     T acc = b0;

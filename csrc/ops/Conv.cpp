@@ -31,6 +31,7 @@
 #include <string>
 
 #include "ops/KernelTypes.h"
+#include "ops/Matmul.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -130,18 +131,53 @@ std::string opts_for(at::ScalarType ct, int device) {
   return std::string("-DT=") + type_tag(ct, device);
 }
 
-// Images per im2col chunk: one image at a time when its maps are large and `t` (the output, or
-// the output gradient) is contiguous, so that the GEMMs read and write each image in place
-// (no [CO, N * L] <-> [N, CO, L] copies); otherwise as many as the memory bound allows.
-int64_t chunk_images(const Geom& g, size_t item, const at::Tensor& t) {
-  if (g.L() >= 256 && t.is_contiguous()) return 1;
-  const int64_t per_image = std::max<int64_t>(g.C * g.kvol() * g.L(), 1) * item;
-  return std::clamp<int64_t>(kColsBytes / per_image, 1, std::max<int64_t>(g.N, 1));
+// Images per chunk: as many as keep `per_image` bytes of scratch (im2col columns, partial weight
+// gradients) for each image within the bound.
+int64_t chunk_images(int64_t per_image, int64_t N) {
+  return std::clamp<int64_t>(kColsBytes / std::max<int64_t>(per_image, 1), 1,
+                             std::max<int64_t>(N, 1));
 }
 
-// cols [C * kvol, nb * L] (contiguous) <- im2col of images n0 .. n0 + nb of x5.
-void launch_im2col(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom& g,
+// How the im2col columns of a chunk of nb images are laid out, as a [B, rows, NL] tensor that
+// the GEMMs take as a batch: one [rows, L] matrix per image (B = nb, NL = L: the GEMMs read and
+// write each image's maps in place), or, for small maps, one matrix shared by the images
+// (B = 1, NL = nb * L: one GEMM with nb times the columns; the maps are copied between
+// [N, C, L] and [C, nb * L]).
+constexpr int64_t kPerImageMinL = 128;
+struct Layout {
+  bool shared = false;
+  int64_t nb = 0, L = 0;
+  int64_t B() const { return shared ? 1 : nb; }
+  int64_t NL() const { return shared ? nb * L : L; }
+  // Element offset between the images' columns in a [B, rows, NL] tensor.
+  int64_t image_offset(const at::Tensor& cols) const { return shared ? L : cols.stride(0); }
+};
+
+Layout layout_for(int64_t nb, int64_t L) { return {L < kPerImageMinL && nb > 1, nb, L}; }
+
+// The maps of images n0 .. n0 + nb of t5 as the GEMMs take them: [nb, C, L] (a view) or
+// [1, C, nb * L] (a copy, shared layout).
+at::Tensor maps_for(const at::Tensor& t5, int64_t n0, const Layout& lay) {
+  const at::Tensor m = t5.narrow(0, n0, lay.nb).flatten(2);
+  if (!lay.shared) return m;
+  return m.transpose(0, 1).reshape({1, t5.size(1), lay.NL()});
+}
+
+// out5 images n0 .. n0 + nb <- y [B, C, NL] in the layout `lay`.
+void store_maps(const at::Tensor& out5, int64_t n0, const Layout& lay, const at::Tensor& y) {
+  const at::Tensor o = out5.narrow(0, n0, lay.nb);
+  const int64_t C = out5.size(1);
+  if (lay.shared) {
+    o.copy_(y.view({C, lay.nb, out5.size(2), out5.size(3), out5.size(4)}).transpose(0, 1));
+  } else {
+    o.copy_(y.view(o.sizes()));
+  }
+}
+
+// cols [B, C * kvol, NL] (unit column stride, `lay`) <- im2col of images n0 .. n0 + nb of x5.
+void launch_im2col(const at::Tensor& x5, int64_t n0, const Layout& lay, const Geom& g,
                    const at::Tensor& cols) {
+  const int64_t nb = lay.nb;
   const int device = cols.device().index();
   const at::Tensor xs = x5.narrow(0, n0, nb);
   const int64_t count = g.C * g.ks[0] * g.ks[1] * nb * g.osz[0] * g.osz[1];
@@ -152,7 +188,8 @@ void launch_im2col(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom& g,
   l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(nb));
   push_geometry(l, g);
   push_tensor5(l, xs, item);
-  l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
+  l.buffer(buffer_of(cols), item);
+  l.arg(static_cast<cl_long>(cols.stride(1))).arg(static_cast<cl_long>(lay.image_offset(cols)));
   l.enqueue1d(device, static_cast<size_t>(count), kLws);
 }
 
@@ -175,9 +212,11 @@ void launch_im2col_rows(const at::Tensor& x5, int64_t n0, int64_t nb, const Geom
   l.enqueue1d(device, static_cast<size_t>(count), kLws);
 }
 
-// out5 images n0 .. n0 + nb (any strides) <- col2im of cols [C * kvol, nb * L] (+ bias[c]).
-void launch_col2im(const at::Tensor& cols, int64_t n0, int64_t nb, const Geom& g,
+// out5 images n0 .. n0 + nb (any strides) <- col2im of cols [B, C * kvol, NL] (`lay`)
+// (+ bias[c]).
+void launch_col2im(const at::Tensor& cols, int64_t n0, const Layout& lay, const Geom& g,
                    const at::Tensor& bias, const at::Tensor& out5) {
+  const int64_t nb = lay.nb;
   const int device = cols.device().index();
   const at::Tensor os = out5.narrow(0, n0, nb);
   const int64_t count = nb * g.C * g.isz[0] * g.isz[1];
@@ -188,22 +227,18 @@ void launch_col2im(const at::Tensor& cols, int64_t n0, int64_t nb, const Geom& g
   KernelLaunch l(get_kernel(device, "conv.cl", "col2im", opts_for(cols.scalar_type(), device)));
   l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(nb)).arg(static_cast<cl_int>(g.C));
   push_geometry(l, g);
-  l.buffer(buffer_of(cols), item).arg(static_cast<cl_long>(cols.stride(0)));
+  l.buffer(buffer_of(cols), item);
+  l.arg(static_cast<cl_long>(cols.stride(1))).arg(static_cast<cl_long>(lay.image_offset(cols)));
   push_tensor5(l, os, item);
   l.arg(static_cast<cl_int>(bias.defined() ? 1 : 0)).buffer(buffer_of(b), item);
   l.enqueue1d(device, static_cast<size_t>(count), kLws);
 }
 
-// out (2d view, any layout mm accepts) = a @ b (+ bias[m] per row).
-void gemm(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias) {
-  if (bias.defined()) {
-    at::addmm_out(const_cast<at::Tensor&>(out), bias.view({-1, 1}), a, b);
-  } else {
-    at::mm_out(const_cast<at::Tensor&>(out), a, b);
-  }
-}
-
 bool is_depthwise(const at::Tensor& w5, const Geom& g) { return w5.size(1) == 1 && g.G == g.C; }
+
+bool pointwise(const Geom& g) {
+  return g.kvol() == 1 && g.st == Arr3{1, 1, 1} && g.pd == Arr3{0, 0, 0};
+}
 
 // The [rows, C] view of a 5d tensor whose channels are its innermost dense dim (channels-last),
 // or an undefined tensor.
@@ -211,6 +246,15 @@ at::Tensor rows_view(const at::Tensor& t5) {
   at::Tensor p = t5.permute({0, 2, 3, 4, 1});
   if (!p.is_contiguous()) return {};
   return p.view({-1, t5.size(1)});
+}
+
+// [N, C, L]: the spatial dims of a 5d tensor flattened (a view where its layout allows: NCHW
+// and channels-last both do, as a row-major or a transposed matrix per image).
+at::Tensor maps(const at::Tensor& t5) { return t5.flatten(2); }
+
+// A [COg, K] block of a weight matrix, the same for each of nb images (batch stride 0).
+at::Tensor per_image(const at::Tensor& m, int64_t nb) {
+  return m.unsqueeze(0).expand({nb, m.size(0), m.size(1)});
 }
 
 // ------------------------------------------------------------------------------------------
@@ -247,43 +291,25 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
     l.enqueue1d(device, static_cast<size_t>(count), kLws);
     return;
   }
-  const at::Tensor w2 = w5.contiguous().view({g.CO, g.Cg() * g.kvol()});
-  const int64_t L = g.L();
-  const bool pointwise = g.kvol() == 1 && g.st == Arr3{1, 1, 1} && g.pd == Arr3{0, 0, 0};
-  if (pointwise && g.G == 1) {
-    // Channels-last input and output: one GEMM [N * L, C] @ [C, CO].
-    const at::Tensor xr = rows_view(x5), yr = rows_view(out5);
-    if (xr.defined() && yr.defined()) {
-      if (b.defined()) {
-        at::addmm_out(const_cast<at::Tensor&>(yr), b, xr, w2.t());
-      } else {
-        at::mm_out(const_cast<at::Tensor&>(yr), xr, w2.t());
-      }
-      return;
-    }
-  }
-  if (pointwise && x5.is_contiguous() && out5.is_contiguous() && L >= 64) {
-    // Per image and group: y[n, group] = W_g @ x[n, group] as they lie.
-    for (int64_t n = 0; n < g.N; ++n) {
-      const at::Tensor xn = x5.select(0, n).view({g.C, L});
-      const at::Tensor yn = out5.select(0, n).view({g.CO, L});
-      for (int64_t gi = 0; gi < g.G; ++gi) {
-        gemm(yn.narrow(0, gi * g.COg(), g.COg()), w2.narrow(0, gi * g.COg(), g.COg()),
-             xn.narrow(0, gi * g.Cg(), g.Cg()),
-             b.defined() ? b.narrow(0, gi * g.COg(), g.COg()) : b);
-      }
-    }
-    return;
-  }
-  const int64_t rows = g.C * g.kvol();
-  if (g.G == 1) {
-    // Channels-last output: im2col with a row per output position, then one GEMM per chunk
-    // straight into the output's [N * L, CO] rows (weight as [CO, kvol * C]).
+  const int64_t L = g.L(), rows = g.C * g.kvol(), Kg = g.Cg() * g.kvol();
+  const at::Tensor w2 = w5.contiguous().view({g.CO, Kg});
+  if (g.G == 1 && (!pointwise(g) || rows_view(x5).defined())) {
+    // Channels-last output: one GEMM [N * L, C * kvol] @ [C * kvol, CO] per chunk of images,
+    // straight into the output's rows; the input's rows as they lie for a 1x1 convolution, else
+    // im2col with a row per output position (weight as [CO, kvol * C]).
     const at::Tensor yr = rows_view(out5);
     if (yr.defined()) {
+      if (pointwise(g)) {
+        const at::Tensor xr = rows_view(x5);
+        if (b.defined()) {
+          at::addmm_out(const_cast<at::Tensor&>(yr), b, xr, w2.t());
+        } else {
+          at::mm_out(const_cast<at::Tensor&>(yr), xr, w2.t());
+        }
+        return;
+      }
       const at::Tensor wr = w5.permute({0, 2, 3, 4, 1}).contiguous().view({g.CO, rows});
-      const int64_t per_image = std::max<int64_t>(rows * L, 1) * out5.itemsize();
-      const int64_t chunk = std::clamp<int64_t>(kColsBytes / per_image, 1, g.N);
+      const int64_t chunk = chunk_images(rows * L * out5.itemsize(), g.N);
       at::Tensor cols;
       for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
         const int64_t nb = std::min(chunk, g.N - n0);
@@ -301,24 +327,37 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
       return;
     }
   }
-  const int64_t chunk = chunk_images(g, out5.itemsize(), out5);
+  // Per chunk of images and per group: y[group] = W_group @ cols[group], one (batched) GEMM per
+  // group, the weight shared by the images; written into the output when it is NCHW-contiguous
+  // and the layout is per image, else into a temporary that is copied. A 1x1 convolution reads
+  // the input's maps as they lie.
+  const bool direct_in = pointwise(g) && maps(x5).stride(2) == 1;
+  const at::Tensor y3 = out5.is_contiguous() ? out5.view({g.N, g.CO, L}) : at::Tensor();
+  const int64_t chunk = direct_in ? g.N : chunk_images(rows * L * out5.itemsize(), g.N);
   at::Tensor cols;
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
-    const int64_t nb = std::min(chunk, g.N - n0);
-    if (!cols.defined() || cols.size(1) != nb * L) cols = at::empty({rows, nb * L}, x5.options());
-    launch_im2col(x5, n0, nb, g, cols);
-    const bool direct = nb == 1 && out5.select(0, n0).is_contiguous();
-    const at::Tensor y2 =
-        direct ? out5.select(0, n0).view({g.CO, L}) : at::empty({g.CO, nb * L}, out5.options());
+    const Layout lay = layout_for(std::min(chunk, g.N - n0), L);
+    if (direct_in) {
+      cols = maps_for(x5, n0, lay);
+    } else {
+      if (!cols.defined() || cols.size(0) != lay.B() || cols.size(2) != lay.NL()) {
+        cols = at::empty({lay.B(), rows, lay.NL()}, x5.options());
+      }
+      launch_im2col(x5, n0, lay, g, cols);
+    }
+    const bool direct_out = y3.defined() && !lay.shared;
+    const at::Tensor y = direct_out ? y3.narrow(0, n0, lay.nb)
+                                    : at::empty({lay.B(), g.CO, lay.NL()}, out5.options());
     for (int64_t gi = 0; gi < g.G; ++gi) {
-      gemm(y2.narrow(0, gi * g.COg(), g.COg()), w2.narrow(0, gi * g.COg(), g.COg()),
-           cols.narrow(0, gi * g.Cg() * g.kvol(), g.Cg() * g.kvol()),
-           b.defined() ? b.narrow(0, gi * g.COg(), g.COg()) : b);
+      const at::Tensor bg = b.defined() ? b.narrow(0, gi * g.COg(), g.COg())
+                                              .view({1, -1, 1})
+                                              .expand({lay.B(), g.COg(), lay.NL()})
+                                        : b;
+      gemm_into(y.narrow(1, gi * g.COg(), g.COg()),
+                per_image(w2.narrow(0, gi * g.COg(), g.COg()), lay.B()),
+                cols.narrow(1, gi * Kg, Kg), bg);
     }
-    if (!direct) {
-      out5.narrow(0, n0, nb).copy_(
-          y2.view({g.CO, nb, g.osz[0], g.osz[1], g.osz[2]}).transpose(0, 1));
-    }
+    if (!direct_out) store_maps(out5, n0, lay, y);
   }
 }
 
@@ -355,27 +394,50 @@ void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tens
     if (bias.defined()) gx5.add_(bias.view({1, -1, 1, 1, 1}));
     return;
   }
+  // Stride 1: the input gradient is a normal convolution of gy with the weight's channel axes
+  // swapped per group, read at i + P - k * DIL (padding -P, dilation -DIL: the kernel flipped
+  // in space): forward_into's GEMM writes gx directly, no col2im. Taken when the GEMM has
+  // enough rows (input channels) and the weight is not large against the maps (its transposed
+  // copy would cost more than col2im saves).
+  const bool as_forward = g.st == Arr3{1, 1, 1} && g.C >= 16 && g.CO <= g.N * g.L();
+  if (as_forward) {
+    Geom f = g;
+    std::swap(f.C, f.CO);
+    std::swap(f.isz, f.osz);
+    for (int i = 0; i < 3; ++i) {
+      f.pd[i] = -g.pd[i];
+      f.dl[i] = -g.dl[i];
+    }
+    const at::Tensor wt = w5.reshape({g.G, g.COg(), g.Cg(), g.ks[0], g.ks[1], g.ks[2]})
+                              .transpose(1, 2)
+                              .reshape({g.C, g.COg(), g.ks[0], g.ks[1], g.ks[2]});
+    forward_into(gy5, wt, bias, f, gx5);
+    return;
+  }
+  // Otherwise per chunk of images: gcols[group] = W_group^T @ gy[group] (one batched GEMM per
+  // group), then col2im gathers gx.
   const at::Tensor w2 = w5.contiguous().view({g.CO, g.Cg() * g.kvol()});
-  const int64_t L = g.L();
-  const int64_t rows = g.C * g.kvol();
-  const int64_t chunk = chunk_images(g, gx5.itemsize(), gy5);
+  const int64_t L = g.L(), rows = g.C * g.kvol(), Kg = g.Cg() * g.kvol();
+  const int64_t chunk = chunk_images(rows * L * gx5.itemsize(), g.N);
   at::Tensor gcols;
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
-    const int64_t nb = std::min(chunk, g.N - n0);
-    // gy of these images as [CO, nb * L] (a view for one contiguous image, else a copy)
-    const at::Tensor gyp = gy5.narrow(0, n0, nb).transpose(0, 1).reshape({g.CO, nb * L});
-    if (!gcols.defined() || gcols.size(1) != nb * L) {
-      gcols = at::empty({rows, nb * L}, gx5.options());
+    const Layout lay = layout_for(std::min(chunk, g.N - n0), L);
+    const at::Tensor gy3 = maps_for(gy5, n0, lay);
+    if (!gcols.defined() || gcols.size(0) != lay.B() || gcols.size(2) != lay.NL()) {
+      gcols = at::empty({lay.B(), rows, lay.NL()}, gx5.options());
     }
     for (int64_t gi = 0; gi < g.G; ++gi) {
-      at::Tensor gc = gcols.narrow(0, gi * g.Cg() * g.kvol(), g.Cg() * g.kvol());
-      at::mm_out(gc, w2.narrow(0, gi * g.COg(), g.COg()).t(), gyp.narrow(0, gi * g.COg(), g.COg()));
+      gemm_into(gcols.narrow(1, gi * Kg, Kg),
+                per_image(w2.narrow(0, gi * g.COg(), g.COg()).t(), lay.B()),
+                gy3.narrow(1, gi * g.COg(), g.COg()), at::Tensor());
     }
-    launch_col2im(gcols, n0, nb, g, bias, gx5);
+    launch_col2im(gcols, n0, lay, g, bias, gx5);
   }
 }
 
-// The weight gradient [CO, C / G, ks] (contiguous) of forward(x, w) for output gradient gy5.
+// The weight gradient [CO, C / G, ks] (contiguous) of forward(x, w) for output gradient gy5:
+// per chunk of nb images and per group, one batched GEMM gy[n, group] @ cols[n, group]^T into
+// [nb, COg, Kg] partial gradients, summed over the images.
 at::Tensor weight_grad(const at::Tensor& gy5, const at::Tensor& x5, const at::Tensor& w5,
                        const Geom& g) {
   const int device = x5.device().index();
@@ -397,25 +459,42 @@ at::Tensor weight_grad(const at::Tensor& gy5, const at::Tensor& x5, const at::Te
     l.enqueue1d(device, static_cast<size_t>(groups) * kDwLws, kDwLws);
     return gw;
   }
-  const at::Tensor gw2 = gw.view({g.CO, g.Cg() * g.kvol()});
-  const int64_t L = g.L();
-  const int64_t rows = g.C * g.kvol();
-  const int64_t chunk = chunk_images(g, gw.itemsize(), gy5);
-  at::Tensor cols;
+  const int64_t L = g.L(), rows = g.C * g.kvol(), Kg = g.Cg() * g.kvol();
+  const at::Tensor gw2 = gw.view({g.CO, Kg});
+  const bool direct_in = pointwise(g);
+  const int64_t item = static_cast<int64_t>(gw.itemsize());
+  const int64_t chunk = chunk_images((direct_in ? 0 : rows * L * item) + g.CO * Kg * item, g.N);
+  at::Tensor cols, part;
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
-    const int64_t nb = std::min(chunk, g.N - n0);
-    const at::Tensor gyp = gy5.narrow(0, n0, nb).transpose(0, 1).reshape({g.CO, nb * L});
-    if (!cols.defined() || cols.size(1) != nb * L) cols = at::empty({rows, nb * L}, x5.options());
-    launch_im2col(x5, n0, nb, g, cols);
-    for (int64_t gi = 0; gi < g.G; ++gi) {
-      at::Tensor out = gw2.narrow(0, gi * g.COg(), g.COg());
-      const at::Tensor a = gyp.narrow(0, gi * g.COg(), g.COg());
-      const at::Tensor bt = cols.narrow(0, gi * g.Cg() * g.kvol(), g.Cg() * g.kvol()).t();
-      if (n0 == 0) {
-        at::mm_out(out, a, bt);
-      } else {
-        out.addmm_(a, bt);
+    const Layout lay = layout_for(std::min(chunk, g.N - n0), L);
+    if (direct_in) {
+      cols = maps_for(x5, n0, lay);
+    } else {
+      if (!cols.defined() || cols.size(0) != lay.B() || cols.size(2) != lay.NL()) {
+        cols = at::empty({lay.B(), rows, lay.NL()}, x5.options());
       }
+      launch_im2col(x5, n0, lay, g, cols);
+    }
+    const at::Tensor gy3 = maps_for(gy5, n0, lay);
+    // One image's (or the shared layout's) gradient goes straight into gw (the first chunk) or
+    // is added to it; per-image partial gradients are summed over the images.
+    const bool single = lay.B() == 1;
+    if (!single && (!part.defined() || part.size(0) != lay.B())) {
+      part = at::empty({lay.B(), g.CO, Kg}, x5.options());
+    }
+    const at::Tensor dst =
+        single ? (n0 == 0 ? gw2.unsqueeze(0) : at::empty({1, g.CO, Kg}, x5.options())) : part;
+    for (int64_t gi = 0; gi < g.G; ++gi) {
+      gemm_into(dst.narrow(1, gi * g.COg(), g.COg()), gy3.narrow(1, gi * g.COg(), g.COg()),
+                cols.narrow(1, gi * Kg, Kg).transpose(1, 2), at::Tensor());
+    }
+    if (single) {
+      if (n0 != 0) gw2.add_(dst[0]);
+    } else if (n0 == 0) {
+      at::Tensor out = gw2;
+      at::sum_out(out, part, at::IntArrayRef{0});
+    } else {
+      gw2.add_(part.sum(0));
     }
   }
   return gw;

@@ -7,6 +7,8 @@
 // wrap around like CPU torch's. Registered through Structured.h: ATen's meta functions check shapes
 // and dtypes, out= and in-place are checked and resized there, and an output that overlaps an
 // operand is computed into a temporary.
+#include "ops/Matmul.h"
+
 #include <ATen/ops/_addmm_activation_meta.h>
 #include <ATen/ops/addbmm_native.h>
 #include <ATen/ops/addmm_meta.h>
@@ -95,8 +97,8 @@ void push_mm_scalar(KernelLaunch& launch, const at::Scalar& v, at::ScalarType t)
   }
 }
 
-// out (B x M x N, contiguous, compute dtype) = alpha * a @ b + beta * bias, batch by batch (bias
-// B x M x N, possibly expanded, or undefined).
+// out (B x M x N, compute dtype, unit column stride, any row and batch strides) = alpha * a @ b +
+// beta * bias, batch by batch (bias B x M x N, possibly expanded, or undefined).
 void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
                const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out) {
   const int64_t nb = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
@@ -115,7 +117,8 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   launch.arg(static_cast<cl_int>(M)).arg(static_cast<cl_int>(N)).arg(static_cast<cl_int>(K));
   launch.buffer(buffer_of(A.t), item).arg(static_cast<cl_long>(A.ld));
   launch.buffer(buffer_of(B.t), item).arg(static_cast<cl_long>(B.ld));
-  launch.buffer(buffer_of(out), item).arg(static_cast<cl_long>(N));
+  TORCH_INTERNAL_ASSERT(out.stride(2) == 1 || N == 1, "mm: the output needs unit column stride");
+  launch.buffer(buffer_of(out), item).arg(static_cast<cl_long>(M == 1 ? N : out.stride(1)));
   push_mm_scalar(launch, alpha, t);
   push_mm_scalar(launch, has_bias ? beta : c10::Scalar(0), t);
   int64_t bias_sb = 0;
@@ -128,7 +131,7 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
     launch.buffer(buffer_of(out), item).arg(static_cast<cl_long>(0)).arg(static_cast<cl_long>(0));
   }
   launch.arg(static_cast<cl_long>(A.sb)).arg(static_cast<cl_long>(B.sb));
-  launch.arg(static_cast<cl_long>(nb == 1 ? 0 : M * N)).arg(static_cast<cl_long>(bias_sb));
+  launch.arg(static_cast<cl_long>(nb == 1 ? 0 : out.stride(0))).arg(static_cast<cl_long>(bias_sb));
   const size_t TM = 6, TN = item == 8 ? 8 : 16, LX = 2, LY = 4;
   auto roundup = [](size_t x, size_t l) { return (x + l - 1) / l * l; };
   const size_t global[3] = {roundup((N + TN - 1) / TN, LX), roundup((M + TM - 1) / TM, LY),
@@ -162,6 +165,15 @@ void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor&
   }
   launch_mm(a, b, bias_bmn, beta, alpha, out);
 }
+
+}  // namespace
+
+void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+               const at::Tensor& bias) {
+  launch_mm(a, b, bias, 1, 1, out);
+}
+
+namespace {
 
 // out = beta * bias + alpha * a @ b (bias undefined for mm). The shapes and dtypes were checked
 // by ATen's meta functions; out is contiguous and shares memory with a and b at most through

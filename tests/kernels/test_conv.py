@@ -118,7 +118,27 @@ def geo_args(isz, osz, ks, st, pd, dl):
 LAYOUTS = {"nchw": (0, 1, 2, 3, 4), "channels_last": (0, 2, 3, 4, 1), "cnhw": (1, 0, 2, 3, 4)}
 
 
-def run_im2col(ctx, queue, build, tag, x, geom, layout, n0=0, nb=None):
+def cols_geometry(rows, nb, L, per_image):
+    """(ld, cn, size) of a cols buffer: [rows, nb * L] with padded rows (cn = L), or one padded
+    [rows, L] matrix per image with a gap between images (ld = L + 1, cn = rows * ld + 2)."""
+    if per_image:
+        ld = L + 1
+        cn = rows * ld + 2
+        return ld, cn, nb * cn
+    ld = nb * L + 3
+    return ld, L, rows * ld
+
+
+def cols_view(flat, rows, nb, L, ld, cn):
+    """The [rows, nb, L] values of a cols buffer, and a mask of the elements outside them."""
+    idx = np.arange(nb)[None, :, None] * cn + np.arange(rows)[:, None, None] * ld
+    idx = idx + np.arange(L)[None, None, :]
+    outside = np.ones(len(flat), bool)
+    outside[idx.ravel()] = False
+    return flat[idx], outside
+
+
+def run_im2col(ctx, queue, build, tag, x, geom, layout, n0=0, nb=None, per_image=False):
     isz, ks, st, pd, dl = geom
     dt = np.float64 if tag == "double" else np.float32
     N, C = x.shape[:2]
@@ -127,8 +147,8 @@ def run_im2col(ctx, queue, build, tag, x, geom, layout, n0=0, nb=None):
     L = int(np.prod(osz))
     kvol = int(np.prod(ks))
     flat, s = place(x, dt, LAYOUTS[layout], 5)
-    ld = nb * L + 3  # a row stride larger than the row
-    cols = np.full(2 + C * kvol * ld, -9, dt)
+    ld, cn, size = cols_geometry(C * kvol, nb, L, per_image)
+    cols = np.full(2 + size, -9, dt)
     b_cols = buf(ctx, cols)
     count = C * ks[0] * ks[1] * nb * osz[0] * osz[1]
     prg = build("conv", [f"-DT={tag}"])
@@ -147,13 +167,14 @@ def run_im2col(ctx, queue, build, tag, x, geom, layout, n0=0, nb=None):
         b_cols,
         np.uint64(2),
         np.int64(ld),
+        np.int64(cn),
     )
     cl.enqueue_copy(queue, cols, b_cols)
     queue.finish()
     assert np.all(cols[:2] == -9)
-    m = cols[2:].reshape(C * kvol, ld)
-    assert np.all(m[:, nb * L :] == -9)  # nothing written past the row
-    return m[:, : nb * L].reshape(C, kvol, nb, L)
+    m, outside = cols_view(cols[2:], C * kvol, nb, L, ld, cn)
+    assert np.all(cols[2:][outside] == -9)  # nothing written outside the matrices
+    return m.reshape(C, kvol, nb, L)
 
 
 @pytest.mark.parametrize("tag", ["float", "double"])
@@ -161,10 +182,11 @@ def run_im2col(ctx, queue, build, tag, x, geom, layout, n0=0, nb=None):
     "geom", GEOMS, ids=lambda g: "x".join(map(str, g[0])) + "k" + "".join(map(str, g[1]))
 )
 @pytest.mark.parametrize("layout", ["nchw", "channels_last", "cnhw"])
-def test_im2col(ctx, queue, build, rng, has_fp64, tag, geom, layout):
+@pytest.mark.parametrize("per_image", [False, True], ids=["shared_rows", "per_image"])
+def test_im2col(ctx, queue, build, rng, has_fp64, tag, geom, layout, per_image):
     dtype_of(tag, has_fp64)
     x = rng.standard_normal((3, 5, *geom[0]))
-    got = run_im2col(ctx, queue, build, tag, x, geom, layout)
+    got = run_im2col(ctx, queue, build, tag, x, geom, layout, per_image=per_image)
     dt = np.float64 if tag == "double" else np.float32
     np.testing.assert_array_equal(got, ref_cols(x.astype(dt).astype(np.float64), *geom[1:]))
 
@@ -181,15 +203,16 @@ def test_im2col_image_range_and_nonfinite(ctx, queue, build, rng):
     )
 
 
-def run_col2im(ctx, queue, build, tag, cols, N, C, geom, layout, bias=None):
+def run_col2im(ctx, queue, build, tag, cols, N, C, geom, layout, bias=None, per_image=False):
     isz, ks, st, pd, dl = geom
     dt = np.float64 if tag == "double" else np.float32
     osz = out_size(isz, ks, st, pd, dl)
     L = int(np.prod(osz))
     kvol = int(np.prod(ks))
-    ld = N * L + 2
-    cflat = np.full(1 + C * kvol * ld, -9, dt)
-    cflat[1:].reshape(C * kvol, ld)[:, : N * L] = cols.reshape(C * kvol, N * L)
+    ld, cn, size = cols_geometry(C * kvol, N, L, per_image)
+    cflat = np.full(1 + size, np.nan, dt)  # a read outside the matrices would show as NaN
+    idx = np.arange(N)[None, :, None] * cn + np.arange(C * kvol)[:, None, None] * ld
+    cflat[1 + idx + np.arange(L)] = cols.reshape(C * kvol, N, L)
     # output buffer in the requested layout, at offset 4, pre-filled with garbage
     out0 = np.full((N, C, *isz), -5.0)
     oflat, s = place(out0, dt, LAYOUTS[layout], 4)
@@ -210,6 +233,7 @@ def run_col2im(ctx, queue, build, tag, cols, N, C, geom, layout, bias=None):
         buf(ctx, cflat),
         np.uint64(1),
         np.int64(ld),
+        np.int64(cn),
         b_out,
         np.uint64(4),
         np.int64(s[0]),
@@ -232,13 +256,14 @@ def run_col2im(ctx, queue, build, tag, cols, N, C, geom, layout, bias=None):
 )
 @pytest.mark.parametrize("layout", ["nchw", "channels_last"])
 @pytest.mark.parametrize("with_bias", [False, True])
-def test_col2im(ctx, queue, build, rng, has_fp64, tag, geom, layout, with_bias):
+@pytest.mark.parametrize("per_image", [False, True], ids=["shared_rows", "per_image"])
+def test_col2im(ctx, queue, build, rng, has_fp64, tag, geom, layout, with_bias, per_image):
     dt = dtype_of(tag, has_fp64)
     N, C = 2, 3
     osz = out_size(*geom[:1], *geom[1:])
     cols = rng.standard_normal((C, int(np.prod(geom[1])), N, int(np.prod(osz)))).astype(dt)
     bias = rng.standard_normal(C).astype(dt) if with_bias else None
-    got = run_col2im(ctx, queue, build, tag, cols, N, C, geom, layout, bias)
+    got = run_col2im(ctx, queue, build, tag, cols, N, C, geom, layout, bias, per_image)
     want = ref_col2im(cols.astype(np.float64), C, N, *geom)
     if with_bias:
         want = want + bias.astype(np.float64)[None, :, None, None, None]
