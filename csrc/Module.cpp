@@ -12,6 +12,7 @@
 #include "runtime/Program.h"
 #include "runtime/Stream.h"
 #include "runtime/Sync.h"
+#include "runtime/Tuning.h"
 
 namespace torch_ocl {
 namespace {
@@ -92,6 +93,11 @@ TORCH_LIBRARY(ocl, m) {
   m.def("set_fallback_mode(str mode) -> ()",
         [](const std::string& mode) { set_fallback_mode(mode); });
   m.def("fallback_mode() -> str", [] { return fallback_mode(); });
+  m.def("set_tuning_enabled(bool enabled) -> ()", [](bool on) { set_tuning_enabled(on); });
+  m.def("tuning_enabled() -> bool", [] { return tuning_enabled(); });
+  m.def("tuning_file(int device) -> str",
+        [](int64_t device) { return tuning_file(static_cast<int>(device)); });
+  m.def("clear_tuned_choices() -> ()", [] { clear_tuned_choices(); });
   m.def("fallback_counts() -> (str[], int[])", [] { return unzip(fallback_counts()); });
   m.def("reset_fallback_counts() -> ()", [] { reset_fallback_counts(); });
   m.def("manual_seed(int device, int seed) -> ()", [](int64_t device, int64_t seed) {

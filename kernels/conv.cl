@@ -316,3 +316,123 @@ __kernel __attribute__((reqd_work_group_size(DW_LWS, 1, 1))) void dw_backward_we
   }
   if (lid == 0) gw[gw_off + e] = part[0];
 }
+
+// ------------------------------------------------------------------------------------------
+// Winograd F(2x2, 3x3) for 2d convolutions with 3x3 kernels, stride 1 and dilation 1 (a 2d
+// problem passes depth 1): y = A^T [ (G g G^T) . (B^T d B) ] A per 2x2 output tile, the
+// elementwise products summed over input channels by 16 batched GEMMs (csrc/ops/Conv.cpp):
+//   U[b, co, c] = (G g[co, c] G^T)[b]                     b = 4 * i + j over the 4x4 tile
+//   V[b, c, t]  = (B^T d[n, c, tile] B)[b]                t = (n * TH + ty) * TW + tx
+//   M[b, co, t] = sum_c U[b, co, c] V[b, c, t]            (the GEMMs)
+//   y[n, co, 2 ty + i, 2 tx + j] = (A^T M[., co, t] A)[i, j] + bias[co]
+// with TH = ceil(OH / 2), TW = ceil(OW / 2) and the input tile rows 2 ty - PH .. 2 ty - PH + 3
+// (columns likewise; 0 outside the input).
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
+//   A^T = [1 1 1 0; 0 1 -1 -1].
+
+// wino_weight: U (contiguous [16, CO, Cg]) from w [CO, Cg, 1, 3, 3] (contiguous); flip != 0
+// reads the kernel rotated by 180 degrees (w[.., 2 - ky, 2 - kx]), as the input gradient of a
+// convolution needs. One work-item per (co, c): count = CO * Cg.
+__kernel void wino_weight(int count, int Cg, int flip, __global const T* w, ulong w_off,
+                          __global T* U, ulong u_off) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  __global const T* src = w + w_off + (long)g * 9;
+  T k[3][3];
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 3; ++x) k[y][x] = flip ? src[(2 - y) * 3 + (2 - x)] : src[y * 3 + x];
+  // t = G k (4x3), then u = t G^T (4x4)
+  T t[4][3];
+  for (int x = 0; x < 3; ++x) {
+    t[0][x] = k[0][x];
+    t[1][x] = (T)0.5 * (k[0][x] + k[1][x] + k[2][x]);
+    t[2][x] = (T)0.5 * (k[0][x] - k[1][x] + k[2][x]);
+    t[3][x] = k[2][x];
+  }
+  const long plane = (long)count;  // CO * Cg
+  __global T* dst = U + u_off + g;
+  for (int i = 0; i < 4; ++i) {
+    dst[(4 * i + 0) * plane] = t[i][0];
+    dst[(4 * i + 1) * plane] = (T)0.5 * (t[i][0] + t[i][1] + t[i][2]);
+    dst[(4 * i + 2) * plane] = (T)0.5 * (t[i][0] - t[i][1] + t[i][2]);
+    dst[(4 * i + 3) * plane] = t[i][2];
+  }
+}
+
+// wino_input: V (contiguous [16, C, T], T = nb * TH * TW) from images n < nb of x (x points at
+// image n0, strides sn, sc, ss as elsewhere; isz/pd as in the other kernels, depth unused).
+// One work-item per (n, c, ty, tx) in that order: count = nb * C * TH * TW.
+__kernel void wino_input(int count, int C, int TH, int TW, int4 isz, int4 pd, __global const T* x,
+                         ulong x_off, long sn, long sc, long4 ss, __global T* V, ulong v_off) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int tx, ty, c;
+  int rest = div_rem(g, TW, &tx);
+  rest = div_rem(rest, TH, &ty);
+  const int n = div_rem(rest, C, &c);
+  const int y0 = 2 * ty - pd.y, x0 = 2 * tx - pd.z;
+  __global const T* src = x + x_off + n * sn + c * sc;
+  T d[4][4];
+  for (int i = 0; i < 4; ++i) {
+    const int iy = y0 + i;
+    const bool row_in = iy >= 0 && iy < isz.y;
+    for (int j = 0; j < 4; ++j) {
+      const int ix = x0 + j;
+      d[i][j] = row_in && ix >= 0 && ix < isz.z ? src[(long)iy * ss.y + (long)ix * ss.z] : (T)0;
+    }
+  }
+  // t = B^T d, then v = t B
+  T t[4][4];
+  for (int j = 0; j < 4; ++j) {
+    t[0][j] = d[0][j] - d[2][j];
+    t[1][j] = d[1][j] + d[2][j];
+    t[2][j] = d[2][j] - d[1][j];
+    t[3][j] = d[1][j] - d[3][j];
+  }
+  const int T_all = count / C;  // nb * TH * TW
+  const long plane = (long)C * T_all;
+  __global T* dst = V + v_off + (long)c * T_all + (long)(n * TH + ty) * TW + tx;
+  for (int i = 0; i < 4; ++i) {
+    dst[(4 * i + 0) * plane] = t[i][0] - t[i][2];
+    dst[(4 * i + 1) * plane] = t[i][1] + t[i][2];
+    dst[(4 * i + 2) * plane] = t[i][2] - t[i][1];
+    dst[(4 * i + 3) * plane] = t[i][1] - t[i][3];
+  }
+}
+
+// wino_output: y images n < nb (y points at image n0; any strides) from M (contiguous
+// [16, CO, T]) plus bias[co] when has_bias. One work-item per (n, co, ty, tx): count =
+// nb * CO * TH * TW; it writes the tile's outputs that lie inside (OH, OW) = osz.yz.
+__kernel void wino_output(int count, int CO, int TH, int TW, int4 osz, __global const T* M,
+                          ulong m_off, int has_bias, __global const T* bias, ulong bias_off,
+                          __global T* y, ulong y_off, long sn, long sc, long4 ss) {
+  const int g = get_global_id(0);
+  if (g >= count) return;
+  int tx, ty, co;
+  int rest = div_rem(g, TW, &tx);
+  rest = div_rem(rest, TH, &ty);
+  const int n = div_rem(rest, CO, &co);
+  const int T_all = count / CO;
+  const long plane = (long)CO * T_all;
+  __global const T* src = M + m_off + (long)co * T_all + (long)(n * TH + ty) * TW + tx;
+  T m[4][4];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) m[i][j] = src[(4 * i + j) * plane];
+  // t = A^T m (2x4), then r = t A (2x2)
+  T t[2][4];
+  for (int j = 0; j < 4; ++j) {
+    t[0][j] = m[0][j] + m[1][j] + m[2][j];
+    t[1][j] = m[1][j] - m[2][j] - m[3][j];
+  }
+  const T b0 = has_bias ? bias[bias_off + co] : (T)0;
+  __global T* dst = y + y_off + n * sn + co * sc;
+  for (int i = 0; i < 2; ++i) {
+    const int oy = 2 * ty + i;
+    if (oy >= osz.y) break;
+    const T r0 = t[i][0] + t[i][1] + t[i][2] + b0;
+    const T r1 = t[i][1] - t[i][2] - t[i][3] + b0;
+    const int ox = 2 * tx;
+    dst[(long)oy * ss.y + (long)ox * ss.z] = r0;
+    if (ox + 1 < osz.z) dst[(long)oy * ss.y + (long)(ox + 1) * ss.z] = r1;
+  }
+}

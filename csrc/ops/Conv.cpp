@@ -27,13 +27,18 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <string>
 
 #include "ops/KernelTypes.h"
 #include "ops/Matmul.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
+#include "runtime/Stream.h"
+#include "runtime/Tuning.h"
 
 namespace torch_ocl {
 namespace {
@@ -258,6 +263,137 @@ at::Tensor per_image(const at::Tensor& m, int64_t nb) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Winograd F(2x2, 3x3) (kernels/conv.cl): 2d, 3x3, stride 1, dilation 1 - or dilation -1, the
+// spatially flipped kernel that the input gradient reads (input_grad_into).
+
+bool winograd_applies(const Geom& g) {
+  const bool flat_depth = g.isz[0] == 1 && g.osz[0] == 1 && g.ks[0] == 1 && g.pd[0] == 0;
+  const bool unit_dl = (g.dl[1] == 1 && g.dl[2] == 1) || (g.dl[1] == -1 && g.dl[2] == -1);
+  return flat_depth && g.ks[1] == 3 && g.ks[2] == 3 && g.st == Arr3{1, 1, 1} && unit_dl &&
+         g.osz[1] > 0 && g.osz[2] > 0;
+}
+
+void winograd_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& b, const Geom& g,
+                   const at::Tensor& out5) {
+  const int device = out5.device().index();
+  const size_t item = out5.itemsize();
+  const std::string opts = opts_for(out5.scalar_type(), device);
+  const bool flip = g.dl[1] == -1;
+  // A flipped kernel read at i - P + k (dilation -1, padding P) is the rotated kernel read at
+  // i - (2 + P) + k.
+  const cl_int4 pd = i4(flip ? Arr3{0, 2 + g.pd[1], 2 + g.pd[2]} : g.pd);
+  const int64_t TH = (g.osz[1] + 1) / 2, TW = (g.osz[2] + 1) / 2, tiles = TH * TW;
+  const int64_t Cg = g.Cg(), COg = g.COg();
+  const at::Tensor wc = w5.contiguous();
+  at::Tensor U = at::empty({16, g.CO, Cg}, out5.options());
+  {
+    const int64_t count = g.CO * Cg;
+    check_count(count, "Winograd weight transform");
+    KernelLaunch l(get_kernel(device, "conv.cl", "wino_weight", opts));
+    l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(Cg)).arg(static_cast<cl_int>(flip));
+    l.buffer(buffer_of(wc), item).buffer(buffer_of(U), item);
+    l.enqueue1d(device, static_cast<size_t>(count), kLws);
+  }
+  const at::Tensor bb = b.defined() ? b.contiguous() : U;
+  const int64_t chunk = chunk_images(16 * (g.C + g.CO) * tiles * static_cast<int64_t>(item), g.N);
+  at::Tensor V, M;
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    const int64_t T = nb * tiles;
+    if (!V.defined() || V.size(2) != T) {
+      V = at::empty({16, g.C, T}, out5.options());
+      M = at::empty({16, g.CO, T}, out5.options());
+    }
+    {
+      const int64_t count = nb * g.C * tiles;
+      check_count(count, "Winograd input transform");
+      KernelLaunch l(get_kernel(device, "conv.cl", "wino_input", opts));
+      l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.C));
+      l.arg(static_cast<cl_int>(TH)).arg(static_cast<cl_int>(TW));
+      l.arg(i4(g.isz)).arg(pd);
+      push_tensor5(l, x5.narrow(0, n0, nb), item);
+      l.buffer(buffer_of(V), item);
+      l.enqueue1d(device, static_cast<size_t>(count), kLws);
+    }
+    for (int64_t gi = 0; gi < g.G; ++gi) {
+      gemm_into(M.narrow(1, gi * COg, COg), U.narrow(1, gi * COg, COg), V.narrow(1, gi * Cg, Cg),
+                at::Tensor());
+    }
+    {
+      const int64_t count = nb * g.CO * tiles;
+      check_count(count, "Winograd output transform");
+      KernelLaunch l(get_kernel(device, "conv.cl", "wino_output", opts));
+      l.arg(static_cast<cl_int>(count)).arg(static_cast<cl_int>(g.CO));
+      l.arg(static_cast<cl_int>(TH)).arg(static_cast<cl_int>(TW)).arg(i4(g.osz));
+      l.buffer(buffer_of(M), item);
+      l.arg(static_cast<cl_int>(b.defined() ? 1 : 0)).buffer(buffer_of(bb), item);
+      push_tensor5(l, out5.narrow(0, n0, nb), item);
+      l.enqueue1d(device, static_cast<size_t>(count), kLws);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Choosing between GEMM and Winograd where both apply. Default: GEMM (on PoCL, Winograd's 16
+// small-K GEMMs were not faster: 0.6-1.4x im2col + GEMM's time over resnet18 and small-CNN
+// shapes). With torch.ocl.conv_benchmark = True a shape without a recorded choice is timed both
+// ways once (host waits, as cuDNN's benchmark mode) and the faster is recorded per device on
+// disk (runtime/Tuning.h). torch.ops.ocl.set_conv_algorithm forces one (tests, debugging).
+
+enum class Algo : int { kGemm = 0, kWinograd = 1 };
+std::atomic<int> g_forced_algo{-1};
+
+void forward_gemm_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& b,
+                       const Geom& g, const at::Tensor& out5);
+
+std::string tuning_key(const at::Tensor& x5, const Geom& g, const at::Tensor& out5) {
+  std::string k = "conv3x3s1";
+  for (const int64_t v :
+       {g.N, g.C, g.CO, g.G, g.isz[1], g.isz[2], g.osz[1], g.osz[2], g.pd[1], g.pd[2], g.dl[1]}) {
+    k += ' ';
+    k += std::to_string(v);
+  }
+  k += ' ';
+  k += c10::toString(out5.scalar_type());
+  k += x5.is_contiguous() ? " xc" : " xs";
+  k += out5.is_contiguous() ? " yc" : " ys";
+  return k;
+}
+
+Algo choose_algo(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& b, const Geom& g,
+                 const at::Tensor& out5) {
+  const int forced = g_forced_algo.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<Algo>(forced);
+  const int device = out5.device().index();
+  const std::string key = tuning_key(x5, g, out5);
+  if (const auto c = tuned_choice(device, key)) return static_cast<Algo>(*c);
+  if (!tuning_enabled()) return Algo::kGemm;
+  // Each candidate once to build its kernels, then the better of two timed runs.
+  double best[2];
+  for (int a = 0; a < 2; ++a) {
+    auto run = [&] {
+      if (a == 1) {
+        winograd_into(x5, w5, b, g, out5);
+      } else {
+        forward_gemm_into(x5, w5, b, g, out5);
+      }
+      synchronize_device(device, "convolution autotuner (torch.ocl.conv_benchmark)");
+    };
+    run();
+    best[a] = 1e30;
+    for (int r = 0; r < 2; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      run();
+      best[a] = std::min(
+          best[a], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  const Algo pick = best[1] < best[0] ? Algo::kWinograd : Algo::kGemm;
+  record_tuned_choice(device, key, static_cast<int>(pick));
+  return pick;
+}
+
+// ------------------------------------------------------------------------------------------
 // The three primitives (compute dtype tensors, 5d views; results written into `out5`).
 
 void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& bias, const Geom& g,
@@ -291,6 +427,16 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
     l.enqueue1d(device, static_cast<size_t>(count), kLws);
     return;
   }
+  if (winograd_applies(g) && choose_algo(x5, w5, b, g, out5) == Algo::kWinograd) {
+    winograd_into(x5, w5, b, g, out5);
+    return;
+  }
+  forward_gemm_into(x5, w5, b, g, out5);
+}
+
+// forward_into by im2col (or the input as it lies) and GEMM.
+void forward_gemm_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& b,
+                       const Geom& g, const at::Tensor& out5) {
   const int64_t L = g.L(), rows = g.C * g.kvol(), Kg = g.Cg() * g.kvol();
   const at::Tensor w2 = w5.contiguous().view({g.CO, Kg});
   if (g.G == 1 && (!pointwise(g) || rows_view(x5).defined())) {
@@ -627,6 +773,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
 }
 
 }  // namespace
+
+TORCH_LIBRARY_FRAGMENT(ocl, m) {
+  // "gemm" or "winograd" forces that algorithm where it applies; "" lets torch-ocl choose.
+  m.def("set_conv_algorithm(str name) -> ()", [](const std::string& name) {
+    TORCH_CHECK(name.empty() || name == "gemm" || name == "winograd",
+                "set_conv_algorithm: expected \"gemm\", \"winograd\" or \"\", got \"", name, "\"");
+    g_forced_algo.store(name.empty() ? -1 : name == "gemm" ? 0 : 1);
+  });
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", convolution_overrideable);

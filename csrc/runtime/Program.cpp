@@ -621,6 +621,18 @@ cl_kernel create_shared_kernel(int device, const char* file, const char* kernel,
 
 }  // namespace
 
+std::string cache_directory() { return cache_dir().string(); }
+
+std::string device_identity(int device) {
+  const DeviceInfo& info = device_info(device);
+  std::string id;
+  append_field(id, "device", info.name);
+  append_field(id, "vendor", info.vendor);
+  append_field(id, "driver", info.driver_version);
+  append_field(id, "platform", info.platform_version);
+  return id;
+}
+
 std::string device_build_options(int device) {
   const DeviceInfo& info = device_info(device);
   std::string opts = info.c_major >= 2 ? "-cl-std=CL2.0" : "-cl-std=CL1.2";

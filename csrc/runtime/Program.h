@@ -39,6 +39,12 @@ int64_t thread_kernel_count();
 // and throws like get_kernel does on failure (test hook).
 void build_source_for_test(int device, const std::string& source, const std::string& options);
 
+// The directory of the disk cache ("" when TORCH_OCL_CACHE=0 or no location is known).
+std::string cache_directory();
+// What a device's compiled code depends on besides the source: its name, vendor, driver and
+// platform versions (one string).
+std::string device_identity(int device);
+
 // The options every program on `device` gets (for example "-cl-std=CL1.2 -DTORCH_OCL_FP64").
 std::string device_build_options(int device);
 

@@ -9,6 +9,7 @@ lazily: a machine without OpenCL can import torch; ``torch.ocl.is_available()`` 
 from __future__ import annotations
 
 import sys
+import types
 
 import torch
 
@@ -85,6 +86,24 @@ def _lazy_init() -> None:
     init()
 
 
+class _OclModule(types.ModuleType):
+    """torch.ocl's module type: settings read and written as attributes."""
+
+    @property
+    def conv_benchmark(self) -> bool:
+        """Like ``torch.backends.cudnn.benchmark``: when True, a convolution shape that more than
+        one algorithm can compute (today: 3x3, stride 1 - im2col + GEMM or Winograd F(2x2, 3x3))
+        is timed both ways once, with host waits, and the faster one is used from then on; the
+        choice is recorded per device beside the kernel cache, so later processes reuse it
+        without timing. Off by default (im2col + GEMM). The two round differently (Winograd's
+        error is a few float32 ulps larger); NaN and Inf reach the same outputs."""
+        return torch.ops.ocl.tuning_enabled()
+
+    @conv_benchmark.setter
+    def conv_benchmark(self, value: bool) -> None:
+        torch.ops.ocl.set_tuning_enabled(bool(value))
+
+
 def _register() -> None:
     if torch._C._get_privateuse1_backend_name() != "ocl":
         torch.utils.rename_privateuse1_backend("ocl")
@@ -96,6 +115,7 @@ def _register() -> None:
         )
 
 
+sys.modules[__name__].__class__ = _OclModule
 _register()
 
 

@@ -450,3 +450,198 @@ def test_im2col_rows(ctx, queue, build, rng, has_fp64, tag, geom, layout, groups
     ref = ref_cols(x[n0 : n0 + nb].astype(dt).astype(np.float64), ks, st, pd, dl)
     ref = ref.reshape(G, Cg, kvol, nb, L).transpose(3, 4, 0, 2, 1).reshape(nb * L, G * kvol * Cg)
     np.testing.assert_array_equal(m[:, : G * kvol * Cg], ref)
+
+
+# --- Winograd F(2x2, 3x3): the three transforms, and the whole pipeline against a direct
+# convolution -------------------------------------------------------------------------------
+
+
+# The transforms as the kernels compute them, along one axis (written out rather than as matrix
+# products: a product would multiply an Inf by a zero coefficient and give NaN where the kernels,
+# which never multiply by 0, give Inf).
+def _bt(d, axis):  # B^T (4 -> 4)
+    d0, d1, d2, d3 = (np.take(d, i, axis) for i in range(4))
+    return np.stack([d0 - d2, d1 + d2, d2 - d1, d1 - d3], axis)
+
+
+def _g(k, axis):  # G (3 -> 4)
+    k0, k1, k2 = (np.take(k, i, axis) for i in range(3))
+    return np.stack([k0, 0.5 * (k0 + k1 + k2), 0.5 * (k0 - k1 + k2), k2], axis)
+
+
+def _at(m, axis):  # A^T (4 -> 2)
+    m0, m1, m2, m3 = (np.take(m, i, axis) for i in range(4))
+    return np.stack([m0 + m1 + m2, m1 - m2 - m3], axis)
+
+
+def wino_tiles(OH, OW):
+    return -(-OH // 2), -(-OW // 2)
+
+
+def run_wino_weight(ctx, queue, build, tag, w, flip):
+    """U [16, CO, Cg] of w [CO, Cg, 3, 3] (stored at offset 2)."""
+    dt = np.float64 if tag == "double" else np.float32
+    CO, Cg = w.shape[:2]
+    wflat = np.concatenate([np.full(2, np.nan, dt), w.astype(dt).ravel()])
+    U = np.full(1 + 16 * CO * Cg, -9, dt)
+    b_u = buf(ctx, U)
+    count = CO * Cg
+    prg = build("conv", [f"-DT={tag}"])
+    cl.Kernel(prg, "wino_weight")(
+        queue, glob(count), (LOCAL,), np.int32(count), np.int32(Cg), np.int32(flip),
+        buf(ctx, wflat), np.uint64(2), b_u, np.uint64(1),
+    )  # fmt: skip
+    cl.enqueue_copy(queue, U, b_u)
+    queue.finish()
+    assert U[0] == -9
+    return U[1:].reshape(16, CO, Cg)
+
+
+def run_wino_input(ctx, queue, build, tag, x, pad, layout, n0=0, nb=None):
+    """V [16, C, nb * TH * TW] of images n0 .. n0 + nb of x [N, C, H, W] for 3x3 outputs of
+    size H + 2 pad - 2 (pad = (PH, PW))."""
+    dt = np.float64 if tag == "double" else np.float32
+    N, C, H, W = x.shape
+    nb = N - n0 if nb is None else nb
+    OH, OW = H + 2 * pad[0] - 2, W + 2 * pad[1] - 2
+    TH, TW = wino_tiles(OH, OW)
+    flat, s = place(x[:, :, None], dt, LAYOUTS[layout], 3)
+    T = nb * TH * TW
+    V = np.full(16 * C * T + 2, -9, dt)
+    b_v = buf(ctx, V)
+    count = nb * C * TH * TW
+    prg = build("conv", [f"-DT={tag}"])
+    cl.Kernel(prg, "wino_input")(
+        queue, glob(count), (LOCAL,), np.int32(count), np.int32(C), np.int32(TH), np.int32(TW),
+        i4((1, H, W)), i4((0, *pad)), buf(ctx, flat), np.uint64(3 + n0 * s[0]), np.int64(s[0]),
+        np.int64(s[1]), l4(s[2:]), b_v, np.uint64(2),
+    )  # fmt: skip
+    cl.enqueue_copy(queue, V, b_v)
+    queue.finish()
+    assert np.all(V[:2] == -9)
+    return V[2:].reshape(16, C, T)
+
+
+def run_wino_output(ctx, queue, build, tag, M, N, CO, OH, OW, bias, layout):
+    """y [N, CO, OH, OW] (stored in `layout`) from M [16, CO, N * TH * TW] (+ bias)."""
+    dt = np.float64 if tag == "double" else np.float32
+    TH, TW = wino_tiles(OH, OW)
+    mflat = np.concatenate([np.zeros(1, dt), M.astype(dt).ravel()])
+    out0 = np.full((N, CO, 1, OH, OW), -5.0)
+    oflat, s = place(out0, dt, LAYOUTS[layout], 4)
+    b_out = buf(ctx, oflat)
+    bflat = np.concatenate([np.zeros(2, dt), (np.zeros(CO) if bias is None else bias).astype(dt)])
+    count = N * CO * TH * TW
+    prg = build("conv", [f"-DT={tag}"])
+    cl.Kernel(prg, "wino_output")(
+        queue, glob(count), (LOCAL,), np.int32(count), np.int32(CO), np.int32(TH), np.int32(TW),
+        i4((1, OH, OW)), buf(ctx, mflat), np.uint64(1), np.int32(bias is not None),
+        buf(ctx, bflat), np.uint64(2), b_out, np.uint64(4), np.int64(s[0]), np.int64(s[1]),
+        l4(s[2:]),
+    )  # fmt: skip
+    cl.enqueue_copy(queue, oflat, b_out)
+    queue.finish()
+    order = LAYOUTS[layout]
+    stored = oflat[4 : 4 + out0.size].reshape([out0.shape[i] for i in order])
+    assert np.all(oflat[:4] == -7) and np.all(oflat[4 + out0.size :] == -7)
+    return stored.transpose(np.argsort(order))[:, :, 0].astype(np.float64)
+
+
+def ref_wino_input(x, pad, TH, TW):
+    N, C, H, W = x.shape
+    xp = np.zeros((N, C, 2 * TH + 2, 2 * TW + 2))
+    ph, pw = pad
+    # the padded input, cut or extended to exactly the tiles' extent
+    src = np.pad(
+        x, ((0, 0), (0, 0), (ph, max(0, 2 * TH + 2 - H - ph)), (pw, max(0, 2 * TW + 2 - W - pw)))
+    )
+    xp[:] = src[:, :, : 2 * TH + 2, : 2 * TW + 2]
+    V = np.empty((4, 4, C, N, TH, TW))
+    for ty in range(TH):
+        for tx in range(TW):
+            d = xp[:, :, 2 * ty : 2 * ty + 4, 2 * tx : 2 * tx + 4]  # N, C, 4, 4
+            v = _bt(_bt(d, 2), 3)  # N, C, 4, 4
+            V[:, :, :, :, ty, tx] = v.transpose(2, 3, 1, 0)
+    return V.reshape(16, C, N * TH * TW)
+
+
+@pytest.mark.parametrize("tag", ["float", "double"])
+@pytest.mark.parametrize("flip", [0, 1])
+def test_wino_weight(ctx, queue, build, rng, has_fp64, tag, flip):
+    dt = dtype_of(tag, has_fp64)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(dt)
+    w[1, 2, 0, 1] = np.inf
+    got = run_wino_weight(ctx, queue, build, tag, w, flip)
+    k = w.astype(np.float64)[:, :, ::-1, ::-1] if flip else w.astype(np.float64)
+    want = _g(_g(k, 2), 3).transpose(2, 3, 0, 1).reshape(16, 5, 3)
+    np.testing.assert_allclose(got, want, equal_nan=True, **tol(tag))
+
+
+@pytest.mark.parametrize("tag", ["float", "double"])
+@pytest.mark.parametrize(
+    "shape,pad", [((2, 3, 6, 6), (1, 1)), ((1, 2, 5, 7), (0, 2)), ((3, 2, 1, 1), (1, 1)),
+                  ((2, 1, 4, 9), (2, 0))], ids=["6x6p1", "5x7p02", "1x1p1", "4x9p20"],
+)  # fmt: skip
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_wino_input(ctx, queue, build, rng, has_fp64, tag, shape, pad, layout):
+    dt = dtype_of(tag, has_fp64)
+    x = rng.standard_normal(shape).astype(dt)
+    x.flat[rng.integers(x.size)] = np.nan
+    N, C, H, W = shape
+    TH, TW = wino_tiles(H + 2 * pad[0] - 2, W + 2 * pad[1] - 2)
+    got = run_wino_input(ctx, queue, build, tag, x, pad, layout)
+    want = ref_wino_input(x.astype(np.float64), pad, TH, TW)
+    np.testing.assert_allclose(got, want, equal_nan=True, **tol(tag))
+    # an image range: the later images of the batch only
+    if N > 1:
+        got = run_wino_input(ctx, queue, build, tag, x, pad, layout, n0=1, nb=N - 1)
+        want = ref_wino_input(x[1:].astype(np.float64), pad, TH, TW)
+        np.testing.assert_allclose(got, want, equal_nan=True, **tol(tag))
+
+
+@pytest.mark.parametrize("tag", ["float", "double"])
+@pytest.mark.parametrize("OH,OW", [(4, 4), (5, 3), (1, 1), (2, 7)])
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_wino_output(ctx, queue, build, rng, has_fp64, tag, OH, OW, layout, with_bias):
+    dt = dtype_of(tag, has_fp64)
+    N, CO = 2, 3
+    TH, TW = wino_tiles(OH, OW)
+    M = rng.standard_normal((16, CO, N * TH * TW)).astype(dt)
+    M[5, 1, 0] = np.inf
+    bias = rng.standard_normal(CO).astype(dt) if with_bias else None
+    got = run_wino_output(ctx, queue, build, tag, M, N, CO, OH, OW, bias, layout)
+    m = M.astype(np.float64).reshape(4, 4, CO, N, TH, TW)
+    r = _at(_at(m, 0), 1)  # 2, 2, CO, N, TH, TW
+    y = r.transpose(2, 3, 4, 0, 5, 1).reshape(CO, N, 2 * TH, 2 * TW)
+    want = y.transpose(1, 0, 2, 3)[:, :, :OH, :OW]
+    if with_bias:
+        want = want + bias.astype(np.float64)[None, :, None, None]
+    np.testing.assert_allclose(got, want, equal_nan=True, **tol(tag))
+
+
+@pytest.mark.parametrize("flip", [0, 1])
+def test_wino_pipeline_is_a_convolution(ctx, queue, build, rng, has_fp64, flip):
+    """Transforms + the 16 products summed over channels + output transform equal a direct 3x3
+    convolution (float64 reference); flip reads the kernel rotated by 180 degrees, as the input
+    gradient's convolution does."""
+    tag = "double" if has_fp64 else "float"
+    N, C, CO, H, W, pad = 2, 4, 3, 7, 6, (1, 1)
+    x = rng.standard_normal((N, C, H, W))
+    w = rng.standard_normal((CO, C, 3, 3))
+    U = run_wino_weight(ctx, queue, build, tag, w, flip)
+    V = run_wino_input(ctx, queue, build, tag, x, pad, "nchw")
+    M = np.einsum("boc,bct->bot", U, V)
+    OH, OW = H + 2 * pad[0] - 2, W + 2 * pad[1] - 2
+    got = run_wino_output(ctx, queue, build, tag, M, N, CO, OH, OW, None, "nchw")
+    k = w[:, :, ::-1, ::-1] if flip else w
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.zeros((N, CO, OH, OW))
+    for ky in range(3):
+        for kx in range(3):
+            want += np.einsum(
+                "nchw,oc->nohw", xp[:, :, ky : ky + OH, kx : kx + OW], k[:, :, ky, kx]
+            )
+    np.testing.assert_allclose(
+        got, want, rtol=1e-4 if tag == "float" else 1e-10, atol=1e-4 if tag == "float" else 1e-10
+    )

@@ -159,6 +159,14 @@ CASES = [
         name="t3d",
     ),  # fmt: skip
     Case(2, 1, 2, 3, (3, 3), (3, 3), padding=2, transposed=True, name="t2d-padding"),
+    # stride 1 with >= 16 input channels: the input gradient is a convolution of gy (no col2im)
+    Case(2, 2, 16, 8, (8, 9), (3, 3), padding=1, name="dx-as-conv"),
+    Case(2, 2, 16, 8, (12, 12), (3, 3), padding=1, name="dx-as-conv-per-image"),
+    Case(2, 3, 16, 6, (9, 8), (3, 2), padding=(1, 3), dilation=2, groups=2, name="dx-as-conv-dil"),
+    Case(2, 2, 16, 8, (7, 6), (3, 3), padding=1, groups=8, name="dx-as-conv-depthwise"),
+    Case(1, 2, 16, 4, (13,), (5,), padding=1, name="dx-as-conv-1d"),
+    Case(3, 2, 16, 4, (4, 5, 3), (3, 2, 3), padding=(1, 0, 2), name="dx-as-conv-3d"),
+    Case(2, 2, 4, 16, (6, 7), (3, 3), padding=1, transposed=True, name="t2d-s1-as-conv"),
 ]
 
 
@@ -245,7 +253,15 @@ def test_channels_last_input(case):
 
 @pytest.mark.parametrize(
     "name",
-    ["2d-3x3", "1x1-per-image", "depthwise", "t2d-g2-s3d2", "3d-stride-g2", "2d-per-image-g2"],
+    [
+        "2d-3x3",
+        "1x1-per-image",
+        "depthwise",
+        "t2d-g2-s3d2",
+        "3d-stride-g2",
+        "2d-per-image-g2",
+        "dx-as-conv-dil",
+    ],
 )
 def test_channels_last_weight(name):
     run_case(next(c for c in CASES if c.name == name), w_layout="channels_last")
@@ -404,3 +420,94 @@ def test_resnet18_forward_backward():
     assert_close64(y.detach(), y_ref.detach(), torch.float32, "resnet18 output")
     for (name, p_ref), p in zip(ref.named_parameters(), model.parameters(), strict=True):
         assert_close64(p.grad, p_ref.grad, torch.float32, f"grad of {name}")
+
+
+# --------------------------------------------------------------------------------------------
+# Winograd F(2x2, 3x3) (forced: torch-ocl uses it only where the autotuner measured it faster)
+
+WINO_CASES = [
+    Case(2, 2, 3, 5, (7, 6), (3, 3), padding=1, name="odd-sizes"),
+    Case(2, 2, 4, 6, (6, 6), (3, 3), padding=0, bias=False, name="valid"),
+    Case(2, 1, 3, 4, (5, 8), (3, 3), padding=(2, 1), name="pad21"),
+    Case(2, 2, 4, 6, (3, 3), (3, 3), padding=1, groups=2, name="groups2"),
+    Case(2, 3, 16, 8, (9, 10), (3, 3), padding=1, name="dx-flipped"),
+    Case(2, 2, 16, 8, (12, 12), (3, 3), padding=1, groups=2, name="dx-flipped-g2"),
+    Case(2, 2, 4, 16, (5, 6), (3, 3), padding=1, transposed=True, name="transposed"),
+    Case(2, 2, 3, 4, (1, 1), (3, 3), padding=1, name="1x1-map"),
+]
+
+
+@pytest.fixture
+def winograd():
+    torch.ops.ocl.set_conv_algorithm("winograd")
+    yield
+    torch.ops.ocl.set_conv_algorithm("")
+
+
+@pytest.mark.parametrize("case", WINO_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("x_layout", ["contiguous", "channels_last"])
+def test_winograd(winograd, case, x_layout):
+    run_case(case, x_layout=x_layout)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64], ids=dtype_id)
+def test_winograd_dtypes(winograd, dtype):
+    run_case(WINO_CASES[0], dtype=dtype)
+
+
+def test_winograd_nonfinite(winograd):
+    """The transforms are written so that each output reads only its own 3x3 window (no
+    multiplication by a zero coefficient): NaN and Inf inputs make exactly the CPU's outputs
+    non-finite, and the others match."""
+    x = make_cpu((2, 3, 8, 8), torch.float64, seed=1)
+    x[0, 1, 3, 4] = float("nan")
+    x[1, 2, 0, 0] = float("inf")
+    x[1, 0, 5, 2] = float("-inf")
+    x[0, 2, 7, 7] = float("inf")
+    w = make_cpu((4, 3, 3, 3), torch.float64, seed=2)
+    want = F.conv2d(x, w, padding=1)
+    got = F.conv2d(x.float().to(DEVICE), w.float().to(DEVICE), padding=1).cpu().double()
+    assert torch.equal(got.isfinite(), want.isfinite())
+    fin = want.isfinite()
+    torch.testing.assert_close(got[fin], want[fin], rtol=1e-4, atol=1e-4)
+
+
+def test_conv_benchmark_records_and_reuses_its_choice(tmp_path, monkeypatch):
+    """torch.ocl.conv_benchmark times a 3x3 stride-1 shape once, records the faster algorithm
+    in the device's tuning file under the cache directory, and later calls (also after the
+    in-memory choices are forgotten, as in a new process) take it from there without a wait."""
+    monkeypatch.setenv("TORCH_OCL_CACHE_DIR", str(tmp_path))
+    torch.ops.ocl.clear_tuned_choices()
+    x = make_cpu((2, 8, 10, 10), torch.float64, seed=1)
+    w = make_cpu((6, 8, 3, 3), torch.float64, seed=2)
+    want = F.conv2d(x, w, padding=1)
+    xo, wo = x.float().to(DEVICE), w.float().to(DEVICE)
+    assert torch.ocl.conv_benchmark is False
+    torch.ocl.conv_benchmark = True
+    try:
+        assert torch.ocl.conv_benchmark is True
+        got = F.conv2d(xo, wo, padding=1)
+        assert_close64(got, want, torch.float32, "tuned forward")
+        file = torch.ops.ocl.tuning_file(0)
+        assert file.startswith(str(tmp_path))
+        lines = open(file).read().splitlines()
+        assert len(lines) == 1 and lines[0][0] in "01" and " conv3x3s1 2 8 6 1 10 10" in lines[0]
+        waits = torch.ocl.host_wait_count()
+        F.conv2d(xo, wo, padding=1)
+        assert torch.ocl.host_wait_count() == waits, "a recorded shape was timed again"
+    finally:
+        torch.ocl.conv_benchmark = False
+    # a new process reads the file: Winograd recorded for the key is then used (its rounding
+    # differs from im2col + GEMM's, which tells them apart)
+    torch.ops.ocl.set_conv_algorithm("gemm")
+    y_gemm = F.conv2d(xo, wo, padding=1).cpu()
+    torch.ops.ocl.set_conv_algorithm("winograd")
+    y_wino = F.conv2d(xo, wo, padding=1).cpu()
+    torch.ops.ocl.set_conv_algorithm("")
+    assert not torch.equal(y_gemm, y_wino), "the two algorithms cannot be told apart here"
+    key = lines[0][2:]
+    for choice, expected in (("1", y_wino), ("0", y_gemm)):
+        open(file, "w").write("garbage line\n" + choice + " " + key + "\n")
+        torch.ops.ocl.clear_tuned_choices()
+        assert torch.equal(F.conv2d(xo, wo, padding=1).cpu(), expected), choice
+    torch.ops.ocl.clear_tuned_choices()

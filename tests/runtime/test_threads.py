@@ -209,10 +209,12 @@ def test_thread_kernels_are_released_when_threads_exit():
 
     assert run_threads(work) == []
     # join() returns when the Python thread is done; its C++ thread-locals go a moment later.
+    # The count is the process's: a thread of an earlier test (an autograd worker) may end
+    # meanwhile and take its kernels below the baseline, never above it.
     deadline = time.monotonic() + 10
     while _thread_kernels() > baseline and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _thread_kernels() == baseline
+    assert _thread_kernels() <= baseline
 
 
 def test_process_exit_with_threads_holding_kernels(subprocess_env):
