@@ -3,6 +3,7 @@
     python examples/train_cnn.py                  # 10 epochs on "ocl", then the same on the CPU
     python examples/train_cnn.py --epochs 2       # the CI smoke test
     python examples/train_cnn.py --no-cpu         # skip the CPU comparison run
+    python examples/train_cnn.py --amp float16    # mixed precision: autocast + GradScaler
 
 The data are scikit-learn's bundled digits (1,797 8x8 grey images, part of the scikit-learn
 package: no download), split into a training and a held-out set. The network has convolutions,
@@ -106,10 +107,16 @@ def warm_up(device: torch.device, data, args) -> float:
     start = time.perf_counter()
     model = make_model().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
-    nn.CrossEntropyLoss()(model(x_train), y_train).backward()
+    amp_dtype = {"float16": torch.float16, "bfloat16": torch.bfloat16}.get(args.amp)
+    autocast = lambda: torch.autocast(  # noqa: E731
+        device.type, dtype=amp_dtype, enabled=amp_dtype is not None and device.type != "cpu"
+    )
+    with autocast():
+        loss = nn.CrossEntropyLoss()(model(x_train), y_train)
+    loss.backward()
     opt.step()
     model.eval()
-    with torch.no_grad():
+    with torch.no_grad(), autocast():
         model(x_test).argmax(1)
     synchronize(device)
     return time.perf_counter() - start
@@ -122,6 +129,9 @@ def train(device: torch.device, data, args, show: bool) -> tuple[float, float]:
     model = make_model().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss()
+    amp = args.amp if device.type != "cpu" else None
+    amp_dtype = {"float16": torch.float16, "bfloat16": torch.bfloat16}.get(amp)
+    scaler = torch.amp.GradScaler(device.type, enabled=amp == "float16")
     n = x_train.shape[0]
     steps = (n + args.batch_size - 1) // args.batch_size
     seconds = 0.0
@@ -135,9 +145,11 @@ def train(device: torch.device, data, args, show: bool) -> tuple[float, float]:
         for step in range(steps):
             idx = order[step * args.batch_size : (step + 1) * args.batch_size]
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x_train[idx]), y_train[idx])
-            loss.backward()
-            opt.step()
+            with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                loss = loss_fn(model(x_train[idx]), y_train[idx])
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
             if show and sys.stdout.isatty():
                 progress(epoch, args.epochs, step + 1, steps, None)
         synchronize(device)
@@ -145,7 +157,10 @@ def train(device: torch.device, data, args, show: bool) -> tuple[float, float]:
         if show:
             progress(epoch, args.epochs, steps, steps, loss.item())
     model.eval()
-    with torch.no_grad():
+    with (
+        torch.no_grad(),
+        torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None),
+    ):
         predicted = model(x_test).argmax(1)
         accuracy = (predicted == y_test).float().mean().item()
     return accuracy, args.epochs * n / seconds
@@ -159,6 +174,11 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU comparison run")
+    parser.add_argument(
+        "--amp",
+        choices=["float16", "bfloat16"],
+        help="train on the device with torch.autocast in this dtype (float16: with a GradScaler)",
+    )
     args = parser.parse_args()
 
     device = get_device(args.device)
@@ -177,7 +197,8 @@ def main() -> None:
         f"warm-up step: {warm:.1f} s (on a fresh machine this compiles the kernels; cached on disk)"
     )
     accuracy, speed = train(device, data, args, show=True)
-    print(f"held-out accuracy on {device}: {accuracy:.1%}  ({speed:,.0f} training images/s)")
+    mode = f", autocast {args.amp}" if args.amp and device.type != "cpu" else ""
+    print(f"held-out accuracy on {device}{mode}: {accuracy:.1%}  ({speed:,.0f} training images/s)")
 
     if device.type == "ocl":
         after = torch.ocl.fallback_counts()
