@@ -40,9 +40,25 @@ struct View {
   int64_t sN, sC, sS;
 };
 
-// x as [N, C, S] with S flattening dims 2.. (contiguous or channels_last inputs).
+// x as [N, C, S] with S flattening dims 2.. (contiguous or channels_last inputs). S's stride is
+// that of the innermost spatial dim with more than one element: a size-1 dim's stride is
+// arbitrary (x.contiguous() keeps a [.., 4, 1] tensor with strides [.., 1, 2] as it is), so it
+// must not be the step between elements. Spatial dims that do not form one run (no layout the
+// callers pass) are made contiguous first.
 View ncs(const at::Tensor& t) {
-  return {t, t.stride(0), t.dim() > 1 ? t.stride(1) : 0, t.dim() > 2 ? t.stride(-1) : 0};
+  int64_t sS = 1, next = -1;
+  bool one_run = true;
+  for (int64_t d = t.dim() - 1; d >= 2; --d) {
+    if (t.size(d) == 1) continue;
+    if (next < 0) {
+      sS = t.stride(d);
+    } else if (t.stride(d) != next) {
+      one_run = false;
+    }
+    next = (next < 0 ? sS : next) * t.size(d);
+  }
+  if (!one_run) return ncs(t.contiguous());
+  return {t, t.stride(0), t.dim() > 1 ? t.stride(1) : 0, sS};
 }
 
 at::ScalarType acc_of(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }

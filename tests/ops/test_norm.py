@@ -42,7 +42,9 @@ def _run_module(make, x, dtype=torch.float32, layout=None, train=True):
     xs = x.to(dtype)
     xc = _leaf(xs.double())
     xd = xs.to(DEVICE)
-    if layout is not None:
+    if layout == "odd_size1_strides":
+        xd = _odd_size1_strides(xd)
+    elif layout is not None:
         xd = xd.contiguous(memory_format=layout)
     xd = xd.detach().requires_grad_()
     yc, yd = cpu(xc), dev(xd)
@@ -56,6 +58,23 @@ def _run_module(make, x, dtype=torch.float32, layout=None, train=True):
         _close(q.grad, p.grad.to(q.dtype), dtype, scale * 10)
     for b, c in zip(cpu.buffers(), dev.buffers(), strict=True):
         _close(c, b.to(c.dtype), dtype)
+
+
+def _odd_size1_strides(t, channels_last=False):
+    """t as a tensor whose size-1 dims have strides no layout computation gives them (they are
+    arbitrary: is_contiguous() holds and .contiguous() returns the tensor as it is), as views of
+    real models produce (timm's mobilevitv2: a [2, 96, 4, 1] input with strides (384, 4, 1, 2))."""
+    if channels_last:
+        t = t.contiguous(memory_format=torch.channels_last)
+    strides = [
+        7 + d if n == 1 else st for d, (n, st) in enumerate(zip(t.shape, t.stride(), strict=True))
+    ]
+    out = torch.empty_strided(t.shape, strides, dtype=t.dtype, device=t.device)
+    out.copy_(t)
+    assert out.stride() != t.stride()
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    assert out.is_contiguous(memory_format=fmt)
+    return out
 
 
 X4 = (3, 5, 7, 9)
@@ -227,3 +246,35 @@ def test_functional_forms():
     _close(F.layer_norm(xd, (6, 5)), F.layer_norm(x.double(), (6, 5)).float(), torch.float32)
     ref = F.batch_norm(x.double(), None, None, training=True)
     _close(F.batch_norm(xd, None, None, training=True), ref.float(), torch.float32)
+
+
+# Group norm over 3 groups of a [3, 6, 1, 1] input would normalise 2 values per group (outputs
+# +-1, gradients that amplify rounding): not among the cases.
+SIZE1_CASES = [
+    (shape, norm)
+    for shape in [(2, 6, 4, 1), (2, 6, 1, 5), (3, 6, 1, 1), (1, 6, 3, 1)]
+    for norm in ["batch", "group1", "group3", "layer"]
+    if not (norm == "group3" and shape == (3, 6, 1, 1))
+]
+
+
+@pytest.mark.parametrize("shape,norm", SIZE1_CASES)
+def test_size1_dims_with_odd_strides(shape, norm):
+    """Normalisation reads a tensor whose size-1 dims have arbitrary strides as its layout says
+    (the step between elements comes from the dims with more than one element)."""
+    make = {
+        "batch": lambda: nn.BatchNorm2d(6),
+        "group1": lambda: nn.GroupNorm(1, 6),
+        "group3": lambda: nn.GroupNorm(3, 6),
+        "layer": lambda: nn.LayerNorm(shape[1:]),
+    }[norm]
+    _run_module(make, make_cpu(shape, torch.float64, seed=24), layout="odd_size1_strides")
+
+
+def test_size1_dims_with_odd_strides_channels_last():
+    x = make_cpu((2, 6, 4, 1), torch.float64, seed=25)
+    for make in (lambda: nn.BatchNorm2d(6), lambda: nn.GroupNorm(2, 6)):
+        torch.manual_seed(0)
+        cpu, dev = make().double(), make().to(DEVICE)
+        xd = _odd_size1_strides(x.float().to(DEVICE), channels_last=True)
+        _close(dev(xd), cpu(x).detach().float(), torch.float32)

@@ -309,6 +309,43 @@ def _sample_tensors(sample):
     return [x for x in leaves if isinstance(x, torch.Tensor)]
 
 
+def _odd_size1_strides(sample):
+    """A copy of a device sample whose tensors are laid out contiguously except that every
+    size-1 dim has a stride no layout computation gives it (such strides are arbitrary, and
+    views in real models carry them: a [2, 96, 4, 1] tensor with strides (384, 4, 1, 2)), or
+    None when no tensor has a size-1 dim. A kernel that steps by a size-1 dim's stride fails."""
+    changed = False
+
+    def move(x):
+        nonlocal changed
+        if isinstance(x, torch.Tensor):
+            if x.device.type != "ocl" or x.layout != torch.strided or x.numel() == 0:
+                return x
+            if 1 not in x.shape:
+                return x
+            strides, acc = [0] * x.dim(), 1
+            for d in range(x.dim() - 1, -1, -1):
+                strides[d] = 5 + 2 * d if x.shape[d] == 1 else acc
+                acc *= max(x.shape[d], 1)
+            with torch.no_grad():
+                y = torch.empty_strided(x.shape, strides, dtype=x.dtype, device=x.device)
+                y.copy_(x)
+            changed = True
+            return y.requires_grad_(x.requires_grad)
+        if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+            return type(x)(move(v) for v in x)
+        if isinstance(x, dict):
+            return {k: move(v) for k, v in x.items()}
+        return x
+
+    with torch.ocl.fallback_mode("silent"):
+        odd = copy.copy(sample)
+        odd.input = move(sample.input)
+        odd.args = move(tuple(sample.args))
+        odd.kwargs = move(dict(sample.kwargs))
+    return odd if changed else None
+
+
 # --------------------------------------------------------------------------------------------
 # Comparison
 
@@ -588,7 +625,15 @@ def _check(op, dtype, device, which):
             else:
                 outcome = _Outcome("error", "making the sample on ocl: " + _error_text(sample))
         elif which == "forward":
+            # float32 runs each sample a second time with odd strides on size-1 dims
+            odd = _odd_size1_strides(dev_sample) if dtype == torch.float32 else None
+            odd_cpu = _to_cpu(odd) if odd is not None else None
             outcome = _run_forward(op, sample, dev_sample, dtype)
+            if odd is not None and outcome.status == "pass":
+                again = _run_forward(op, odd_cpu, odd, dtype)
+                if again.status != "pass":
+                    detail = "with odd strides on size-1 dims: " + again.detail
+                    outcome = _Outcome(again.status, detail)
         else:
             outcome = _run_backward(op, sample, dev_sample)
         outcomes.append((index, outcome))
