@@ -433,10 +433,10 @@ def slow(session: nox.Session) -> None:
 @nox.session
 def models(session: nox.Session) -> None:
     """tests/models with TORCH_OCL_MODELS=full: one training step of each network of
-    torchvision's zoo (and the transformers and UNet cases) against float64 on the CPU, with the
-    CPU fallback set to raise. Arguments go to pytest."""
+    torchvision's zoo (and the timm, transformers and UNet cases) against float64 on the CPU,
+    with the CPU fallback set to raise. Arguments go to pytest."""
     _install_wheel(session, "pocl,test")
-    session.install(*CONSTRAINTS, "torchvision")
+    session.install(*CONSTRAINTS, "torchvision", "timm")
     _require_device(session)
     session.run(
         "python", "-m", "pytest", "tests/models", "-q", *session.posargs,

@@ -8,7 +8,7 @@ real code writes it, from a fixed seed with random weights (nothing is downloade
   - the step ran without the CPU fallback (tests/conftest.py sets it to "error" here) and without
     a single host wait (the loss is read only after the step);
 The default run covers one small instance per family; TORCH_OCL_MODELS=full (nox -s models) runs
-torchvision's whole zoo at the sizes the issue names.
+torchvision's whole zoo at the sizes the issue names, and more timm models.
 """
 
 from __future__ import annotations
@@ -322,3 +322,38 @@ def test_torchvision_op_by_op(name):
     assert check.count > 100, "the step ran too few ops to be the network's"
     assert not check.unchecked, "ops the CPU could not run:\n" + "\n".join(check.unchecked)
     assert not check.mismatches, "\n".join(str(m) for m in check.mismatches)
+
+
+# --------------------------------------------------------------------------------------------
+# timm (pure-Python models built from their configs with random weights, nothing downloaded;
+# timm imports torchvision, whose C++ registrations tests/conftest.py stubs). Inputs of 64 where
+# a 32x32 input leaves the last stage a 1x1 map (batch norm over 2 values: see SMALL above).
+
+try:
+    import timm
+except ImportError:  # .ci/run and `nox -s models` install it
+    timm = None
+
+# name -> (input size, create_model keywords)
+TIMM_SMALL = {
+    "resnet10t": (32, {}),
+    "convnext_atto": (32, {}),
+    "vit_tiny_patch16_224": (32, {"img_size": 32, "patch_size": 8}),
+    "mobilevitv2_050": (64, {}),
+}
+TIMM_FULL = {
+    **TIMM_SMALL,
+    "efficientvit_b0": (32, {}),
+    "regnety_002": (64, {}),
+    "levit_128s": (64, {"img_size": 64}),
+}
+
+
+@pytest.mark.skipif(timm is None, reason="timm is not installed (pip install timm)")
+@pytest.mark.parametrize("name", sorted(TIMM_FULL if FULL else TIMM_SMALL))
+def test_timm(name):
+    size, kwargs = (TIMM_FULL if FULL else TIMM_SMALL)[name]
+    torch.manual_seed(0)
+    model = timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
+    x, y = _images(2, size, seed=3)
+    _check_step(model, (x, y), _classification_loss)
