@@ -536,12 +536,53 @@ std::pair<cl_kernel, cl_program> create_kernel(int device, ProgramSlot& slot,
 // Per-thread kernel objects (see thread_kernel in Program.h)
 
 std::atomic<int64_t> g_thread_kernels{0};  // live per-thread kernel objects, for tests
-std::atomic<bool> g_exiting{false};        // set at exit: the driver may be going away
 
-void note_exit() { g_exiting.store(true, std::memory_order_relaxed); }
+// Per-thread kernels of threads that have exited, released later by a live thread.
+//
+// A thread's own kernels are never released from its thread-exit destructor: when a thread
+// exits, C++ destroys its thread_local objects in the reverse order of their construction, and
+// the driver's own thread-locals may already be gone by the time ours is destroyed. Oclgrind
+// keeps a thread_local std::stack of API names that every entry point pushes to; it is
+// constructed by the thread's first OpenCL call, which is often the clCreateKernel in
+// ThreadKernels::create, after the ThreadKernels object itself was constructed. It is then
+// destroyed first, and each clReleaseKernel from ~ThreadKernels pushed into its freed memory
+// (glibc: "free(): corrupted unsorted chunks", "tcache_thread_shutdown(): unaligned tcache chunk
+// detected"). At process exit the autograd engine's device threads also run their thread-exit
+// destructors while the main thread goes on through static destructors and the driver's own
+// teardown. A live thread that enters the driver has the driver's thread state intact, so the
+// dead threads' kernels are released there.
+//
+// Never destroyed: threads exiting during static destruction still reach it.
+struct RetiredKernels {
+  std::mutex mutex;
+  std::vector<cl_kernel> kernels;
+};
+RetiredKernels& retired_kernels() {
+  static auto* retired = new RetiredKernels;
+  return *retired;
+}
 
-// This thread's own copies of shared kernels, released when the thread exits. The last lookup
-// is remembered: a thread that launches the same kernel again finds it without hashing.
+// Releases the kernels of exited threads; called by live threads only. Never throws.
+void release_retired_kernels() noexcept {
+  if (in_bad_fork()) return;  // the driver's objects belong to the parent
+  std::vector<cl_kernel> kernels;
+  RetiredKernels& retired = retired_kernels();
+  {
+    std::lock_guard<std::mutex> lock(retired.mutex);
+    if (retired.kernels.empty()) return;
+    kernels.swap(retired.kernels);
+  }
+  try {
+    const ClApi& api = cl();
+    for (cl_kernel k : kernels) api.clReleaseKernel(k);
+    g_thread_kernels.fetch_sub(static_cast<int64_t>(kernels.size()), std::memory_order_relaxed);
+  } catch (...) {
+  }
+}
+
+// This thread's own copies of shared kernels, handed to retired_kernels() when the thread exits.
+// The last lookup is remembered: a thread that launches the same kernel again finds it without
+// hashing.
 class ThreadKernels {
  public:
   cl_kernel get(cl_kernel shared) {
@@ -554,13 +595,14 @@ class ThreadKernels {
   }
 
   ~ThreadKernels() {
-    // At process exit the driver may already be torn down, and a forked child must not call
-    // it: the objects are then left to the process's end. Never throws.
-    if (own_.empty() || g_exiting.load(std::memory_order_relaxed) || in_bad_fork()) return;
+    // No OpenCL call here (see RetiredKernels). A forked child leaves the parent's objects alone
+    // (and does not take a lock that a parent thread may have held at the fork). Never throws:
+    // kernels that cannot be handed over are left to the process's end.
+    if (own_.empty() || in_bad_fork()) return;
     try {
-      const ClApi& api = cl();
-      for (const auto& entry : own_) api.clReleaseKernel(entry.second);
-      g_thread_kernels.fetch_sub(static_cast<int64_t>(own_.size()), std::memory_order_relaxed);
+      RetiredKernels& retired = retired_kernels();
+      std::lock_guard<std::mutex> lock(retired.mutex);
+      for (const auto& entry : own_) retired.kernels.push_back(entry.second);
     } catch (...) {
     }
   }
@@ -575,10 +617,7 @@ class ThreadKernels {
                   "torch-ocl: KernelLaunch needs a kernel returned by get_kernel");
       origin = it->second;
     }
-    if (own_.empty()) {
-      static std::once_flag once;
-      std::call_once(once, [] { std::atexit(note_exit); });
-    }
+    release_retired_kernels();
     cl_int err = CL_SUCCESS;
     cl_kernel own = cl().clCreateKernel(origin.program, origin.name.c_str(), &err);
     TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: clCreateKernel('", origin.name, "') failed with ",
@@ -663,7 +702,10 @@ cl_kernel thread_kernel(cl_kernel shared) {
   return kernels.get(shared);
 }
 
-int64_t thread_kernel_count() { return g_thread_kernels.load(std::memory_order_relaxed); }
+int64_t thread_kernel_count() {
+  release_retired_kernels();
+  return g_thread_kernels.load(std::memory_order_relaxed);
+}
 
 void build_source_for_test(int device, const std::string& source, const std::string& options) {
   const ProgramSource spec{options, "a test program", [&source] { return source; }};

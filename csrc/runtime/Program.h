@@ -28,11 +28,14 @@ namespace torch_ocl {
 cl_kernel get_kernel(int device, const char* file, const char* kernel, const std::string& options);
 
 // The calling thread's own kernel object for `shared` (a kernel returned by get_kernel): created
-// from the same program on the thread's first use, released when the thread exits (left alone
-// when that happens during process exit or in a forked child). Throws if `shared` is not
+// from the same program on the thread's first use. When the thread exits it is handed over, not
+// released (no OpenCL call from a thread-exit destructor: the driver's own thread-locals may be
+// gone by then), and released by the next live thread that creates a kernel of its own or calls
+// thread_kernel_count; those of the main thread and of threads ending with the process are left
+// to the process's end, and a forked child leaves them alone. Throws if `shared` is not
 // get_kernel's.
 cl_kernel thread_kernel(cl_kernel shared);
-// Number of live per-thread kernel objects (test hook).
+// Number of live per-thread kernel objects, after releasing those of exited threads (test hook).
 int64_t thread_kernel_count();
 
 // Builds arbitrary source on `device` through the same in-memory and disk caches as get_kernel,

@@ -218,11 +218,12 @@ def test_thread_kernels_are_released_when_threads_exit():
 
 
 def test_process_exit_with_threads_holding_kernels(subprocess_env):
-    """The process exits cleanly after threads that made their own kernel objects have exited,
-    while an idle daemon thread still holds its own, and with the main thread's (released by the
-    main thread at exit, before the driver goes away; a daemon thread's are left to the process's
-    end). Daemon threads do not launch at exit here: CPython ends them inside a torch op with a
-    forced unwind that aborts the process on the CPU device as well."""
+    """The process exits cleanly after threads that made their own kernel objects have exited
+    (handed over at thread exit, released by a live thread), while an idle daemon thread still
+    holds its own, and with the main thread's (both left to the process's end: nothing calls the
+    driver from a thread-exit destructor). Daemon threads do not launch at exit here: CPython ends
+    them inside a torch op with a forced unwind that aborts the process on the CPU device as
+    well."""
     code = (
         "import threading, torch, torch_ocl\n"
         "x = torch.randn(9000).to('ocl')\n"
