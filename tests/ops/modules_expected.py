@@ -29,31 +29,11 @@ ERROR_DIFFERS: dict = {}
 
 # --------------------------------------------------------------------------------------------
 # NOT NATIVE: the module reaches an op without a native ocl kernel.
-_GRU = (
-    "not native yet: aten::_thnn_fused_gru_cell (ATen's GRU cell calls the fused cell on "
-    "ocl, as on CUDA; every sample)"
-)
-_LSTM = (
-    "not native yet: aten::_thnn_fused_lstm_cell (ATen's LSTM cell calls the fused cell on "
-    "ocl, as on CUDA; every sample)"
-)
 _CTC = "not native yet: aten::_ctc_loss (every sample, both the int-list and tensor lengths)"
 
 NOT_NATIVE = {
     ("nn.CTCLoss", "train", "forward"): (0, _CTC),
     ("nn.CTCLoss", "train", "backward"): (0, _CTC),
-    ("nn.GRU", "eval", "backward"): (0, _GRU),
-    ("nn.GRU", "eval", "forward"): (0, _GRU),
-    ("nn.GRU", "train", "backward"): (0, _GRU),
-    ("nn.GRU", "train", "forward"): (0, _GRU),
-    ("nn.GRUCell", "train", "backward"): (0, _GRU),
-    ("nn.GRUCell", "train", "forward"): (0, _GRU),
-    ("nn.LSTM", "eval", "backward"): (0, _LSTM),
-    ("nn.LSTM", "eval", "forward"): (0, _LSTM),
-    ("nn.LSTM", "train", "backward"): (0, _LSTM),
-    ("nn.LSTM", "train", "forward"): (0, _LSTM),
-    ("nn.LSTMCell", "train", "backward"): (0, _LSTM),
-    ("nn.LSTMCell", "train", "forward"): (0, _LSTM),
 }
 
 TABLES = {
