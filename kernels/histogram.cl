@@ -105,7 +105,7 @@ inline void add_weight(__global W_T* p, W_T v) {
 #if defined(INT64_ATOMICS) && defined(TORCH_OCL_FP64)
   if (sizeof(W_T) == 8) {
     volatile __global ulong* q = (volatile __global ulong*)p;
-    ulong old = *q;
+    ulong old = atom_cmpxchg(q, (ulong)0, (ulong)0);  // an atomic load (a plain one races)
     while (true) {
       const ulong want = as_ulong(as_double(old) + (double)v);
       const ulong got = atom_cmpxchg(q, old, want);
@@ -115,7 +115,7 @@ inline void add_weight(__global W_T* p, W_T v) {
   }
 #endif
   volatile __global uint* q = (volatile __global uint*)p;
-  uint old = *q;
+  uint old = atomic_cmpxchg(q, 0u, 0u);  // an atomic load (a plain one races)
   while (true) {
     const uint want = as_uint(as_float(old) + (float)v);
     const uint got = atomic_cmpxchg(q, old, want);

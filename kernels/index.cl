@@ -75,9 +75,6 @@ __kernel void index_select(ulong total, ulong inner, ulong n_idx, long src_dim, 
 #define REG REG_TYPE(T)
 #endif
 
-// ---- atomic read-modify-write of one element ----
-#ifdef REDUCE
-
 #define TSIZE_float 4
 #define TSIZE_double 8
 #define TSIZE_long 8
@@ -89,6 +86,47 @@ __kernel void index_select(ulong total, ulong inner, ulong n_idx, long src_dim, 
 #define TSIZE_half 2
 #define TSIZE_bfloat16 2
 #define TSIZE OCL_CAT(TSIZE_, T)
+
+// ---- plain copies: A[e] = v, race-free ----
+// Repeated indices send several values to one element of A. Which of them lands is unspecified
+// (as on CUDA), but the stores must not race: each is an atomic exchange (1- and 2-byte elements:
+// a compare-and-swap of the aligned 32-bit word holding them, see above). 8-byte elements on a
+// device without cl_khr_int64_base_atomics keep plain stores.
+#if !defined(GATHER) && !defined(VALUE) && !defined(REDUCE)
+#if TSIZE == 8 && defined(INT64_ATOMICS)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+inline void store_at(__global T* a, ulong e, T v) {
+#if TSIZE == 8 && defined(INT64_ATOMICS)
+  atom_xchg((volatile __global long*)(a + e), (long)v);
+#elif TSIZE == 8
+  a[e] = v;
+#elif TSIZE == 4
+  atomic_xchg((volatile __global int*)(a + e), (int)v);
+#else
+  const ulong byte = e * TSIZE;
+  volatile __global uint* p = (volatile __global uint*)a + (byte >> 2);
+#ifdef __ENDIAN_LITTLE__
+  const uint shift = (uint)(byte & 3) * 8;
+#else
+  const uint shift = (uint)(4 - TSIZE - (byte & 3)) * 8;
+#endif
+  const uint mask = ((1u << (TSIZE * 8)) - 1u) << shift;
+  const uint bits = ((uint)(TSIZE == 1 ? (uint)(uchar)v : (uint)(ushort)v) << shift) & mask;
+  uint old = atomic_cmpxchg(p, 0u, 0u);
+  for (;;) {
+    const uint nw = (old & ~mask) | bits;
+    if (nw == old) return;
+    const uint seen = atomic_cmpxchg(p, old, nw);
+    if (seen == old) return;
+    old = seen;
+  }
+#endif
+}
+#endif
+
+// ---- atomic read-modify-write of one element ----
+#ifdef REDUCE
 
 inline uint half_word(float x) { return (uint)ocl_float_to_half(x); }
 inline float half_value(uint w) { return ocl_half_to_float((ushort)w); }
@@ -414,7 +452,7 @@ __kernel void index_elements(ulong n, ulong chunk, int ndim, long8 sizes, A_PARA
 #elif defined(VALUE)
     STORE(T, a, ae, value);
 #else
-    a[ae] = b[be];
+    store_at(a, ae, b[be]);
 #endif
   }
 }

@@ -176,6 +176,10 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   options += reduce_option(op.reduce);
   if (op.alpha) options += " -DALPHA";
   if (op.wrap) options += " -DWRAP";
+  // Plain copies store through atomic exchanges (repeated indices must not race), 64-bit ones
+  // where the device has 64-bit atomics.
+  if (!typed && !op.gather && a.itemsize() == 8 && has_int64_atomics(device))
+    options += " -DINT64_ATOMICS";
   if (op.reduce != IndexReduce::kNone && a.itemsize() == 8) {
     TORCH_CHECK_NOT_IMPLEMENTED(has_int64_atomics(device), "torch-ocl: accumulating ", dtype,
                                 " elements needs 64-bit atomics (cl_khr_int64_base_atomics), "

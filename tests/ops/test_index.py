@@ -300,6 +300,67 @@ def test_index_put_patterns():
         _bits_equal(dev, cpu)
 
 
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _word(t):
+    """t's elements as integers of the same width (bitwise comparisons, NaN included)."""
+    return t.view(_BITS[t.element_size()])
+
+
+# Every op that copies values to indexed positions: (name, fn(x, rows, v)) where row rows[k] of x
+# receives row k of v. Without accumulate, repeated targets keep an unspecified one of their
+# values (CUDA too); the kernel stores them with atomic exchanges, so there is no data race
+# (Oclgrind checks that) and no torn or mixed value - checked here in every element width.
+_COPY_OPS = {
+    "index_put_": lambda x, rows, v: x.index_put_((rows,), v),
+    "setitem": lambda x, rows, v: x.__setitem__(rows, v),
+    "index_copy_": lambda x, rows, v: x.index_copy_(0, rows, v),
+    "scatter_": lambda x, rows, v: x.scatter_(0, rows[:, None].expand(v.shape).contiguous(), v),
+    "put_": lambda x, rows, v: x.put_(
+        (rows[:, None] * x.shape[1] + torch.arange(x.shape[1], device=rows.device)).reshape(-1),
+        v.reshape(-1),
+    ),
+}
+
+
+@pytest.mark.parametrize("op", list(_COPY_OPS))
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=dtype_id)
+def test_repeated_targets_get_one_of_their_values(op, dtype):
+    skip_unsupported(dtype)
+    x = make_cpu((9, 5), dtype, seed=33)
+    rows = torch.tensor([1, 4, 1, 1, 0, 4, 7, 7, 8, 1, 7])  # 1 four times, 4 and 7 twice or more
+    v = make_cpu((rows.numel(), 5), dtype, seed=34)
+    if dtype.is_floating_point:
+        v[0, 0], v[2, 1], v[5, 2] = float("nan"), float("inf"), -0.0
+    dev = x.to(DEVICE)
+    _COPY_OPS[op](dev, rows.to(DEVICE), v.to(DEVICE))
+    got = _word(dev.cpu())
+    xw, vw = _word(x), _word(v)
+    for r in range(x.shape[0]):
+        ks = (rows == r).nonzero().flatten().tolist()
+        for c in range(x.shape[1]):
+            if not ks:  # untouched, also the neighbours that share a 32-bit word
+                assert got[r, c] == xw[r, c], (r, c)
+            else:
+                assert got[r, c].item() in {vw[k, c].item() for k in ks}, (r, c)
+
+
+def test_repeated_targets_many_writers_sub_word():
+    # 1- and 2-byte elements: thousands of writers per element over neighbours in one word.
+    for dtype in (torch.uint8, torch.int16, torch.float16, torch.bool):
+        x = make_cpu((8,), dtype, seed=35)
+        idx = torch.arange(0, 8, 2).repeat(500)  # even elements only; odd ones must keep x
+        v = make_cpu((idx.numel(),), dtype, seed=36)
+        got = _word(x.to(DEVICE).index_put_((idx.to(DEVICE),), v.to(DEVICE)).cpu())
+        xw, vw = _word(x), _word(v)
+        for e in range(8):
+            if e % 2:
+                assert got[e] == xw[e]
+            else:
+                assert got[e].item() in set(vw[idx == e].tolist())
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=dtype_id)
 def test_index_put_accumulate_sums_every_duplicate(dtype):
     skip_unsupported(dtype)
