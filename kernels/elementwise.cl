@@ -726,18 +726,21 @@ typedef float ew_wide;
 // Infinite x gives NaN (sin(inf)), as on the CPU.
 inline ew_wide ew_bessel_hankel(ew_wide x, int nu, bool second_kind) {
   const ew_wide mu = (ew_wide)(4 * nu * nu);
-  ew_wide t = 1, p = 1, q = 0;
+  // Term k goes to Q, P, Q, P with signs +, -, -, + (k = 1, 2, 3, 4, ...): P - iQ = sum t_k (-i)^k,
+  // with (c, s) = (-i)^k turned a quarter each step (the products by 0 and +-1 are exact). Not
+  // `switch (k & 3)`: clang makes that a switch on an i2 truncation, which Oclgrind (21.10)
+  // executes without wrapping (k = 5 takes the default case).
+  ew_wide t = 1, p = 1, q = 0, c = 1, s = 0;
   for (int k = 1; k < 80; ++k) {
     const ew_wide odd = (ew_wide)(2 * k - 1);
     const ew_wide next = t * (mu - odd * odd) / ((ew_wide)(8 * k) * x);
     if (fabs(next) >= fabs(t)) break;
     t = next;
-    switch (k & 3) {
-      case 1: q += t; break;
-      case 2: p -= t; break;
-      case 3: q -= t; break;
-      default: p += t; break;
-    }
+    const ew_wide c0 = c;
+    c = s;
+    s = -c0;
+    p += c * t;
+    q -= s * t;
     if (fabs(t) < WK(1e-17)) break;
   }
   const ew_wide sx = sin(x), cx = cos(x), r = WK(0.70710678118654752440);
@@ -895,19 +898,19 @@ inline ew_wide ew_airy_ai(ew_wide x) {
     return sqrt(x / 3) * WK(0.31830988618379067154) * exp(-z) * s * WK(0.1);
   }
   // u_k = Gamma(3k + 1/2) / (54^k k! Gamma(k + 1/2)) / z^k
-  ew_wide u = 1, p = 1, q = 0, sum = 1;
+  // P and Q take the terms as in ew_bessel_hankel (no `switch (k & 3)`, see there).
+  ew_wide u = 1, p = 1, q = 0, sum = 1, c = 1, s = 0;
   for (int k = 1; k < 80; ++k) {
     const ew_wide next = u * (ew_wide)((6 * k - 5) * (6 * k - 3) * (6 * k - 1)) /
                          ((ew_wide)((2 * k - 1) * 216 * k) * z);
     if (fabs(next) >= fabs(u)) break;
     u = next;
     sum += (k & 1) ? -u : u;
-    switch (k & 3) {
-      case 1: q += u; break;
-      case 2: p -= u; break;
-      case 3: q -= u; break;
-      default: p += u; break;
-    }
+    const ew_wide c0 = c;
+    c = s;
+    s = -c0;
+    p += c * u;
+    q -= s * u;
     if (fabs(u) < WK(1e-17)) break;
   }
   const ew_wide r = WK(0.56418958354775628694) / sqrt(sqrt(ax));  // 1 / (sqrt(pi) |x|^(1/4))
