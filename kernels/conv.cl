@@ -173,9 +173,44 @@ __kernel void col2im(int count, int nb, int C, int4 isz, int4 osz, int4 ks, int4
   }
 }
 
+// Depthwise kernels: a work-item takes DW_CHUNK consecutive positions of one row along the
+// width (a build option: the device's stream_chunk, 64 on CPU devices and 1 on GPUs; default 1),
+// so count = rows * ceil(width / DW_CHUNK) and a row's chunk q covers [q * DW_CHUNK, ...). Where
+// the stride along the width is 1, the chunk's positions whose every tap lies inside the row go
+// in blocks of DW_VEC consecutive positions with their sums in registers (a CPU compiler turns a
+// block into vector instructions); the other positions take their taps one at a time, each
+// checked. A tap outside the input is skipped, never multiplied by zero, so NaN and Inf reach
+// exactly the outputs that read them, and every output sums its terms in the order
+// (kd, kh, kw[, j]) on either path, whatever DW_CHUNK is.
+#ifndef DW_CHUNK
+#define DW_CHUNK 1
+#endif
+#define DW_VEC 8
+#define DW_BLOCKS (DW_CHUNK >= DW_VEC)
+
+// The first and last (inclusive) o with 0 <= o * s + off < n, clamped to [0, m); hi < lo when none.
+inline void dw_range(int off, int s, int n, int m, int* lo, int* hi) {
+  if (s == 1) {  // no divisions
+    *lo = max(-off, 0);
+    *hi = min(n - 1 - off, m - 1);
+    return;
+  }
+  *lo = off >= 0 ? 0 : (s - 1 - off) / s;
+  *hi = n - 1 - off < 0 ? -1 : min((n - 1 - off) / s, m - 1);
+}
+
 // Depthwise forward (groups == C, weight [CO, 1, KD, KH, KW] contiguous, CO = C * mult):
 //   y[n, co, o] = (has_bias ? bias[co] : 0) + sum_k x[n, co / mult, i(o, k)] * w[co, k]
-// y has strides (ysn, ysc, yss). One work-item per (n, co, od, oh): count = N * CO * OD * OH.
+// y has strides (ysn, ysc, yss). Rows (n, co, od, oh): count = N * CO * OD * OH * ceil(OW / DW_CHUNK).
+// With stride 1 along the width, the chunk's positions whose every tap lies inside the input row
+// go in blocks of DW_VEC, each block's sums held in registers; the others (borders, the last
+// partial block, strides > 1) take one position at a time with every tap checked.
+#define DW_BLOCK(STEP)                                                       \
+  for (int kw = 0; kw < ks.z; ++kw) {                                        \
+    const T wv = wrow[kw];                                                   \
+    const long base = (long)(ow0 + j - pd.z + kw * dl.z) * ss.z;             \
+    for (int t = 0; t < DW_VEC; ++t) a[t] += srow[base + t * (STEP)] * wv;   \
+  }
 __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
                          int4 dl, __global const T* x, ulong x_off, long sn, long sc, long4 ss,
                          __global const T* w, ulong w_off, int has_bias, __global const T* bias,
@@ -183,7 +218,9 @@ __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 k
                          long4 yss) {
   const int g = get_global_id(0);
   if (g >= count) return;
-  int rest = g;
+  const int nq = (osz.z + DW_CHUNK - 1) / DW_CHUNK;
+  int q;
+  int rest = div_rem(g, nq, &q);
   int oh;
   rest = div_rem(rest, osz.y, &oh);
   int od;
@@ -191,12 +228,47 @@ __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 k
   int co;
   const int n = div_rem(rest, CO, &co);
   const int c = co / mult;
+  const int ow0 = q * DW_CHUNK;
+  const int m = min(DW_CHUNK, osz.z - ow0);
   const int kvol = ks.x * ks.y * ks.z;
   __global const T* wk = w + w_off + (long)co * kvol;
   __global const T* src = x + x_off + n * sn + c * sc;
-  __global T* dst = y + y_off + n * ysn + co * ysc + (long)od * yss.x + (long)oh * yss.y;
+  __global T* dst = y + y_off + n * ysn + co * ysc + (long)od * yss.x + (long)oh * yss.y +
+                    (long)ow0 * yss.z;
   const T b0 = has_bias ? bias[bias_off + co] : (T)0;
-  for (int ow = 0; ow < osz.z; ++ow) {
+  int vlo = 0, vhi = 0;  // the blocks: positions [vlo, vhi) of the chunk
+  if (DW_BLOCKS && st.z == 1) {
+    vlo = max(pd.z - ow0, 0);
+    const int end = min(isz.z - (ks.z - 1) * dl.z + pd.z - ow0, m);
+    vhi = end - vlo >= DW_VEC ? end : vlo;
+  }
+  // Blocks from vlo; the last one ends at vhi (it may overlap the one before: those positions
+  // are computed twice, the same way, and written twice with the same value).
+  for (int jb = vlo; jb < vhi; jb += DW_VEC) {
+    const int j = min(jb, vhi - DW_VEC);
+    T a[DW_VEC];
+    for (int t = 0; t < DW_VEC; ++t) a[t] = b0;
+    for (int kd = 0; kd < ks.x; ++kd) {
+      const int id = od * st.x - pd.x + kd * dl.x;
+      if (id < 0 || id >= isz.x) continue;
+      for (int kh = 0; kh < ks.y; ++kh) {
+        const int ih = oh * st.y - pd.y + kh * dl.y;
+        if (ih < 0 || ih >= isz.y) continue;
+        __global const T* srow = src + (long)id * ss.x + (long)ih * ss.y;
+        __global const T* wrow = wk + (kd * ks.y + kh) * ks.z;
+        if (ss.z == 1) {
+          DW_BLOCK(1)
+        } else {
+          DW_BLOCK(ss.z)
+        }
+      }
+    }
+    for (int t = 0; t < DW_VEC; ++t) dst[(j + t) * yss.z] = a[t];
+  }
+  for (int j = 0; j < m; ++j) {
+    if (j == vlo) j = vhi;
+    if (j >= m) break;
+    const int ow = ow0 + j;
     T acc = b0;
     for (int kd = 0; kd < ks.x; ++kd) {
       const int id = od * st.x - pd.x + kd * dl.x;
@@ -213,62 +285,162 @@ __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 k
         }
       }
     }
-    dst[(long)ow * yss.z] = acc;
+    dst[j * yss.z] = acc;
+  }
+}
+
+// dw_backward_input's positions [iw0, iw0 + m) of one row when the stride along the width is
+// > 1: tap kw reaches every SW-th position, from the first whose output column o is whole, so
+// each tap runs one loop over consecutive o (no division per position). acc[j] gets the terms of
+// position iw0 + j in the order (kd, kh, kw, j).
+inline void dw_gx_strided(T* acc, int m, int iw0, int n, int c, int id, int ih, int mult, int4 isz,
+                          int4 osz, int4 ks, int4 st, int4 pd, int4 dl, __global const T* gy,
+                          long sn, long sc, long4 ss, __global const T* w) {
+  const int kvol = ks.x * ks.y * ks.z;
+  for (int j = 0; j < m; ++j) acc[j] = (T)0;
+  for (int kd = 0; kd < ks.x; ++kd) {
+    const int tnum = id + pd.x - kd * dl.x;
+    if (tnum < 0) continue;
+    int tnum_rem;
+    const int od = div_rem(tnum, st.x, &tnum_rem);
+    if (tnum_rem != 0 || od >= osz.x) continue;
+    for (int kh = 0; kh < ks.y; ++kh) {
+      const int hnum = ih + pd.y - kh * dl.y;
+      if (hnum < 0) continue;
+      int hnum_rem;
+      const int oh = div_rem(hnum, st.y, &hnum_rem);
+      if (hnum_rem != 0 || oh >= osz.y) continue;
+      for (int kw = 0; kw < ks.z; ++kw) {
+        // The first output column o whose input column o * SW + base is >= iw0, and that column.
+        const int base = kw * dl.z - pd.z;
+        const int need = iw0 - base;
+        const int o0 = need <= 0 ? 0 : (need + st.z - 1) / st.z;
+        const int j0 = o0 * st.z + base - iw0;  // its place in the chunk
+        if (j0 >= m || o0 >= osz.z) continue;
+        const int cnt = min((m - 1 - j0) / st.z + 1, osz.z - o0);
+        const int k = (kd * ks.y + kh) * ks.z + kw;
+        for (int jj = 0; jj < mult; ++jj) {
+          const int co = c * mult + jj;
+          const T wv = w[(long)co * kvol + k];
+          __global const T* gp =
+              gy + n * sn + co * sc + (long)od * ss.x + (long)oh * ss.y + (long)o0 * ss.z;
+          for (int t = 0; t < cnt; ++t) acc[j0 + t * st.z] += gp[t * ss.z] * wv;
+        }
+      }
+    }
   }
 }
 
 // Depthwise input gradient (the adjoint of dw_forward in x):
 //   gx[n, c, i] = sum_{j < mult} sum_k gy[n, c * mult + j, o(i, k)] * w[c * mult + j, k]
 // over the output positions o with o*S - P + k*DIL == i. gy has strides (sn, sc, ss), gx has
-// strides (xsn, xsc, xss). One work-item per (n, c, id, ih): count = N * C * D * H.
+// strides (xsn, xsc, xss). Rows (n, c, id, ih): count = N * C * D * H * ceil(W / DW_CHUNK).
+// With stride 1 along the width, o = i + PW - kw * DW: the chunk's positions whose every tap
+// reads inside gy's row go in blocks of DW_VEC as in dw_forward; the others one at a time.
+#define DW_BLOCK_GX(STEP)                                                    \
+  for (int kw = 0; kw < ks.z; ++kw) {                                        \
+    const long base = (long)(iw0 + j + pd.z - kw * dl.z) * ss.z;             \
+    const int k = (kd * ks.y + kh) * ks.z + kw;                              \
+    for (int jj = 0; jj < mult; ++jj) {                                      \
+      const int co = c * mult + jj;                                          \
+      const T wv = w[w_off + (long)co * kvol + k];                           \
+      __global const T* grow = gyrow + (long)co * sc;                        \
+      for (int t = 0; t < DW_VEC; ++t) a[t] += grow[base + t * (STEP)] * wv; \
+    }                                                                        \
+  }
 __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, int4 ks, int4 st,
                                 int4 pd, int4 dl, __global const T* gy, ulong gy_off, long sn,
                                 long sc, long4 ss, __global const T* w, ulong w_off, __global T* gx,
                                 ulong gx_off, long xsn, long xsc, long4 xss) {
   const int g = get_global_id(0);
   if (g >= count) return;
-  int rest = g;
+  const int nq = (isz.z + DW_CHUNK - 1) / DW_CHUNK;
+  int q;
+  int rest = div_rem(g, nq, &q);
   int ih;
   rest = div_rem(rest, isz.y, &ih);
   int id;
   rest = div_rem(rest, isz.x, &id);
   int c;
   const int n = div_rem(rest, C, &c);
+  const int iw0 = q * DW_CHUNK;
+  const int m = min(DW_CHUNK, isz.z - iw0);
   const int kvol = ks.x * ks.y * ks.z;
-  __global T* dst = gx + gx_off + n * xsn + c * xsc + (long)id * xss.x + (long)ih * xss.y;
-  for (int iw = 0; iw < isz.z; ++iw) {
+  __global T* dst = gx + gx_off + n * xsn + c * xsc + (long)id * xss.x + (long)ih * xss.y +
+                    (long)iw0 * xss.z;
+  T acc_row[DW_CHUNK];
+  int vlo = 0, vhi = 0;  // blocks cover positions [vlo, vhi) of the chunk
+  if (DW_BLOCKS && st.z == 1) {
+    // i + PW - (KW - 1) DW >= 0 and i + PW <= OW - 1
+    vlo = max((ks.z - 1) * dl.z - pd.z - iw0, 0);
+    const int end = min(osz.z - pd.z - iw0, m);
+    vhi = end - vlo >= DW_VEC ? end : vlo;
+  }
+  for (int jb = vlo; jb < vhi; jb += DW_VEC) {
+    const int j = min(jb, vhi - DW_VEC);  // the last block may overlap the one before
+    T a[DW_VEC];
+    for (int t = 0; t < DW_VEC; ++t) a[t] = (T)0;
+    for (int kd = 0; kd < ks.x; ++kd) {
+      const int tnum = id + pd.x - kd * dl.x;
+      if (tnum < 0) continue;
+      int tnum_rem;
+      const int od = div_rem(tnum, st.x, &tnum_rem);
+      if (tnum_rem != 0 || od >= osz.x) continue;
+      for (int kh = 0; kh < ks.y; ++kh) {
+        const int hnum = ih + pd.y - kh * dl.y;
+        if (hnum < 0) continue;
+        int hnum_rem;
+        const int oh = div_rem(hnum, st.y, &hnum_rem);
+        if (hnum_rem != 0 || oh >= osz.y) continue;
+        __global const T* gyrow = gy + gy_off + n * sn + (long)od * ss.x + (long)oh * ss.y;
+        if (ss.z == 1) {
+          DW_BLOCK_GX(1)
+        } else {
+          DW_BLOCK_GX(ss.z)
+        }
+      }
+    }
+    for (int t = 0; t < DW_VEC; ++t) dst[(j + t) * xss.z] = a[t];
+  }
+  if (st.z > 1) {
+    dw_gx_strided(acc_row, m, iw0, n, c, id, ih, mult, isz, osz, ks, st, pd, dl, gy + gy_off, sn,
+                  sc, ss, w + w_off);
+    for (int j = 0; j < m; ++j) dst[j * xss.z] = acc_row[j];
+    return;
+  }
+  for (int j = 0; j < m; ++j) {
+    if (j == vlo) j = vhi;
+    if (j >= m) break;
+    const int iw = iw0 + j;
     T acc = (T)0;
     for (int kd = 0; kd < ks.x; ++kd) {
       const int tnum = id + pd.x - kd * dl.x;
       if (tnum < 0) continue;
       int tnum_rem;
       const int od = div_rem(tnum, st.x, &tnum_rem);
-      if (tnum_rem != 0) continue;
-      if (od >= osz.x) continue;
+      if (tnum_rem != 0 || od >= osz.x) continue;
       for (int kh = 0; kh < ks.y; ++kh) {
         const int hnum = ih + pd.y - kh * dl.y;
         if (hnum < 0) continue;
         int hnum_rem;
         const int oh = div_rem(hnum, st.y, &hnum_rem);
-        if (hnum_rem != 0) continue;
-        if (oh >= osz.y) continue;
+        if (hnum_rem != 0 || oh >= osz.y) continue;
         for (int kw = 0; kw < ks.z; ++kw) {
           const int wnum = iw + pd.z - kw * dl.z;
           if (wnum < 0) continue;
           int wnum_rem;
           const int ow = div_rem(wnum, st.z, &wnum_rem);
-          if (wnum_rem != 0) continue;
-          if (ow >= osz.z) continue;
+          if (wnum_rem != 0 || ow >= osz.z) continue;
           const long opos = (long)od * ss.x + (long)oh * ss.y + (long)ow * ss.z;
           const int k = (kd * ks.y + kh) * ks.z + kw;
-          for (int j = 0; j < mult; ++j) {
-            const int co = c * mult + j;
+          for (int jj = 0; jj < mult; ++jj) {
+            const int co = c * mult + jj;
             acc += gy[gy_off + n * sn + co * sc + opos] * w[w_off + (long)co * kvol + k];
           }
         }
       }
     }
-    dst[(long)iw * xss.z] = acc;
+    dst[j * xss.z] = acc;
   }
 }
 
@@ -277,6 +449,8 @@ __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, 
 // gw is contiguous [CO, KD, KH, KW]. One work-group of DW_LWS work-items per weight element
 // (global = CO * kvol * DW_LWS, local = DW_LWS): the work-items share the rows (n, od, oh)
 // round-robin and the partial sums are added by a fixed tree, so results are reproducible.
+// Along a row whose x and gy positions are both consecutive in memory, a work-item keeps DW_VEC
+// partial sums (vector instructions on CPUs) and adds them in a fixed order.
 #define DW_LWS 64
 __kernel __attribute__((reqd_work_group_size(DW_LWS, 1, 1))) void dw_backward_weight(
     int N, int mult, int4 isz, int4 osz, int4 ks, int4 st, int4 pd, int4 dl, __global const T* x,
@@ -302,11 +476,19 @@ __kernel __attribute__((reqd_work_group_size(DW_LWS, 1, 1))) void dw_backward_we
     __global const T* srow = x + x_off + n * sn + c * sc + (long)id * ss.x + (long)ih * ss.y;
     __global const T* grow = gy + gy_off + n * gsn + co * gsc + (long)od * gss.x + (long)oh * gss.y;
     const int iw0 = kw * dl.z - pd.z;
-    for (int ow = 0; ow < osz.z; ++ow) {
-      const int iw = iw0 + ow * st.z;
-      if (iw < 0 || iw >= isz.z) continue;
-      acc += grow[(long)ow * gss.z] * srow[(long)iw * ss.z];
+    int lo, hi;
+    dw_range(iw0, st.z, isz.z, osz.z, &lo, &hi);
+    const long sstep = (long)st.z * ss.z;
+    const long s0 = (long)iw0 * ss.z;
+    int ow = lo;
+    if (sstep == 1 && gss.z == 1) {  // DW_VEC partial sums, added up in a fixed order
+      T a[DW_VEC];
+      for (int t = 0; t < DW_VEC; ++t) a[t] = (T)0;
+      for (; ow + DW_VEC - 1 <= hi; ow += DW_VEC)
+        for (int t = 0; t < DW_VEC; ++t) a[t] += grow[ow + t] * srow[s0 + ow + t];
+      for (int t = 0; t < DW_VEC; ++t) acc += a[t];
     }
+    for (; ow <= hi; ++ow) acc += grow[(long)ow * gss.z] * srow[s0 + ow * sstep];
   }
   part[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);

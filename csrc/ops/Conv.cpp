@@ -133,8 +133,19 @@ at::ScalarType compute_type(at::ScalarType t) {
   return (t == at::kHalf || t == at::kBFloat16) ? at::kFloat : t;
 }
 
+int64_t dw_chunk(int device) { return static_cast<int64_t>(device_info(device).stream_chunk); }
+
+// Work-items of a depthwise kernel: rows of `width` positions, DW_CHUNK of them per work-item.
+int64_t dw_items(int64_t rows, int64_t width, int device) {
+  const int64_t c = dw_chunk(device);
+  return rows * ((width + c - 1) / c);
+}
+
+// One build of conv.cl per device and dtype: DW_CHUNK (the depthwise kernels' positions per
+// work-item) is the device's stream_chunk.
 std::string opts_for(at::ScalarType ct, int device) {
-  return std::string("-DT=") + type_tag(ct, device);
+  return std::string("-DT=") + type_tag(ct, device) +
+         " -DDW_CHUNK=" + std::to_string(dw_chunk(device));
 }
 
 // Images per chunk: as many as keep `per_image` bytes of scratch (im2col columns, partial weight
@@ -421,7 +432,7 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
   if (is_depthwise(w5, g)) {
     const at::Tensor wc = w5.contiguous();
     const at::Tensor bb = b.defined() ? b : wc;
-    const int64_t count = g.N * g.CO * g.osz[0] * g.osz[1];
+    const int64_t count = dw_items(g.N * g.CO * g.osz[0] * g.osz[1], g.osz[2], device);
     check_count(count, "depthwise forward");
     const size_t item = out5.itemsize();
     KernelLaunch l(
@@ -533,7 +544,7 @@ void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tens
   }
   if (is_depthwise(w5, g)) {
     const at::Tensor wc = w5.contiguous();
-    const int64_t count = g.N * g.C * g.isz[0] * g.isz[1];
+    const int64_t count = dw_items(g.N * g.C * g.isz[0] * g.isz[1], g.isz[2], device);
     check_count(count, "depthwise input gradient");
     const size_t item = gx5.itemsize();
     {

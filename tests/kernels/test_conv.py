@@ -301,13 +301,26 @@ def dw_refs(x, w, gy, mult, geom):
     return y, gx, gw.reshape(w.shape)
 
 
+# Rows wider than a DW_CHUNK of 64: chunks that end inside the row, taps whose valid range
+# starts or ends inside a later chunk (strides 1 and 2, dilation, padding 4).
+DW_GEOMS = GEOMS + [
+    ((1, 2, 150), (1, 1, 5), (1, 1, 1), (0, 0, 4), (1, 1, 2)),
+    ((1, 3, 141), (1, 3, 3), (1, 1, 2), (0, 1, 1), (1, 1, 1)),
+]
+
+
+def dw_count(rows, width, chunk):
+    return rows * -(-width // chunk)
+
+
 @pytest.mark.parametrize("tag", ["float", "double"])
 @pytest.mark.parametrize(
-    "geom", GEOMS, ids=lambda g: "x".join(map(str, g[0])) + "k" + "".join(map(str, g[1]))
+    "geom", DW_GEOMS, ids=lambda g: "x".join(map(str, g[0])) + "k" + "".join(map(str, g[1]))
 )
 @pytest.mark.parametrize("mult", [1, 2])
 @pytest.mark.parametrize("layout", ["nchw", "channels_last"])
-def test_depthwise(ctx, queue, build, rng, has_fp64, tag, geom, mult, layout):
+@pytest.mark.parametrize("chunk", [1, 3, 64])  # DW_CHUNK: GPUs, an odd one, CPU devices
+def test_depthwise(ctx, queue, build, rng, has_fp64, tag, geom, mult, layout, chunk):
     dt = dtype_of(tag, has_fp64)
     isz, ks, st, pd, dl = geom
     osz = out_size(isz, ks, st, pd, dl)
@@ -321,7 +334,7 @@ def test_depthwise(ctx, queue, build, rng, has_fp64, tag, geom, mult, layout):
     y_ref, gx_ref, gw_ref = dw_refs(x, w, gy, mult, geom)
     y_ref = y_ref.reshape(N, CO, *osz) + bias.astype(np.float64)[None, :, None, None, None]
     order = LAYOUTS[layout]
-    prg = build("conv", [f"-DT={tag}"])
+    prg = build("conv", [f"-DT={tag}", f"-DDW_CHUNK={chunk}"])
     xflat, xs = place(x, dt, order, 3)
     gflat, gs = place(gy, dt, order, 2)
     wflat = np.concatenate([np.zeros(1, dt), w.ravel().astype(dt)])
@@ -335,7 +348,7 @@ def test_depthwise(ctx, queue, build, rng, has_fp64, tag, geom, mult, layout):
     # forward
     yflat, ys = place(np.full((N, CO, *osz), -3.0), dt, order, 1)
     b_y = buf(ctx, yflat)
-    count = N * CO * osz[0] * osz[1]
+    count = dw_count(N * CO * osz[0] * osz[1], osz[2], chunk)
     cl.Kernel(prg, "dw_forward")(
         queue, glob(count), (LOCAL,), np.int32(count), np.int32(CO), np.int32(mult), *geo,
         buf(ctx, xflat), np.uint64(3), np.int64(xs[0]), np.int64(xs[1]), l4(xs[2:]),
@@ -346,7 +359,7 @@ def test_depthwise(ctx, queue, build, rng, has_fp64, tag, geom, mult, layout):
     # input gradient
     gxflat, gxs = place(np.full((N, C, *isz), -3.0), dt, order, 2)
     b_gx = buf(ctx, gxflat)
-    count = N * C * isz[0] * isz[1]
+    count = dw_count(N * C * isz[0] * isz[1], isz[2], chunk)
     cl.Kernel(prg, "dw_backward_input")(
         queue, glob(count), (LOCAL,), np.int32(count), np.int32(C), np.int32(mult), *geo,
         buf(ctx, gflat), np.uint64(2), np.int64(gs[0]), np.int64(gs[1]), l4(gs[2:]),
@@ -371,7 +384,8 @@ def test_depthwise(ctx, queue, build, rng, has_fp64, tag, geom, mult, layout):
     np.testing.assert_allclose(gwflat[1:-2].reshape(w.shape), gw_ref, **tol(tag))
 
 
-def test_depthwise_nonfinite(ctx, queue, build, rng):
+@pytest.mark.parametrize("chunk", [1, 64])
+def test_depthwise_nonfinite(ctx, queue, build, rng, chunk):
     """NaN and Inf in the input reach exactly the outputs and weight gradients that read them."""
     geom = GEOMS[2]
     isz, ks, st, pd, dl = geom
@@ -385,13 +399,13 @@ def test_depthwise_nonfinite(ctx, queue, build, rng):
     y_ref, _, gw_ref = dw_refs(
         x.astype(np.float64), w.astype(np.float64), gy.astype(np.float64), mult, geom
     )
-    prg = build("conv", ["-DT=float"])
+    prg = build("conv", ["-DT=float", f"-DDW_CHUNK={chunk}"])
     geo = geo_args(isz, osz, ks, st, pd, dl)
     xs = [int(np.prod(x.shape[i + 1 :])) for i in range(5)]
     y = np.zeros((N, C, *osz), np.float32)
     ysd = [int(np.prod(y.shape[i + 1 :])) for i in range(5)]
     b_y = buf(ctx, y)
-    count = N * C * osz[0] * osz[1]
+    count = dw_count(N * C * osz[0] * osz[1], osz[2], chunk)
     cl.Kernel(prg, "dw_forward")(
         queue, glob(count), (LOCAL,), np.int32(count), np.int32(C), np.int32(mult), *geo,
         buf(ctx, x), np.uint64(0), np.int64(xs[0]), np.int64(xs[1]), l4(xs[2:]),

@@ -250,7 +250,7 @@ torchvision = pytest.importorskip("torchvision")
 # still flip its mask and move a gradient by ~1e-2 at some sizes (shufflenet at 64x4): that is
 # rounding, not a wrong kernel - test_torchvision_op_by_op checks every op on its own inputs.
 SMALL = {
-    "resnet18": (32, 2),
+    "resnet18": (64, 2),
     "mobilenet_v2": (64, 4),
     "squeezenet1_0": (48, 2),
     "shufflenet_v2_x1_0": (48, 4),
