@@ -211,6 +211,20 @@ inline void dw_range(int off, int s, int n, int m, int* lo, int* hi) {
     const long base = (long)(ow0 + j - pd.z + kw * dl.z) * ss.z;             \
     for (int t = 0; t < DW_VEC; ++t) a[t] += srow[base + t * (STEP)] * wv;   \
   }
+// BODY once per input row (kd, kh) inside the input, with srow = that row of x and wrow = the
+// weight row (kd, kh) of channel co.
+#define DW_FWD_ROWS(...)                                                \
+  for (int kd = 0; kd < ks.x; ++kd) {                                   \
+    const int id = od * st.x - pd.x + kd * dl.x;                        \
+    if (id < 0 || id >= isz.x) continue;                                \
+    for (int kh = 0; kh < ks.y; ++kh) {                                 \
+      const int ih = oh * st.y - pd.y + kh * dl.y;                      \
+      if (ih < 0 || ih >= isz.y) continue;                              \
+      __global const T* srow = src + (long)id * ss.x + (long)ih * ss.y; \
+      __global const T* wrow = wk + (kd * ks.y + kh) * ks.z;            \
+      __VA_ARGS__                                                       \
+    }                                                                   \
+  }
 __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
                          int4 dl, __global const T* x, ulong x_off, long sn, long sc, long4 ss,
                          __global const T* w, ulong w_off, int has_bias, __global const T* bias,
@@ -248,21 +262,7 @@ __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 k
     const int j = min(jb, vhi - DW_VEC);
     T a[DW_VEC];
     for (int t = 0; t < DW_VEC; ++t) a[t] = b0;
-    for (int kd = 0; kd < ks.x; ++kd) {
-      const int id = od * st.x - pd.x + kd * dl.x;
-      if (id < 0 || id >= isz.x) continue;
-      for (int kh = 0; kh < ks.y; ++kh) {
-        const int ih = oh * st.y - pd.y + kh * dl.y;
-        if (ih < 0 || ih >= isz.y) continue;
-        __global const T* srow = src + (long)id * ss.x + (long)ih * ss.y;
-        __global const T* wrow = wk + (kd * ks.y + kh) * ks.z;
-        if (ss.z == 1) {
-          DW_BLOCK(1)
-        } else {
-          DW_BLOCK(ss.z)
-        }
-      }
-    }
+    DW_FWD_ROWS(if (ss.z == 1) { DW_BLOCK(1) } else { DW_BLOCK(ss.z) })
     for (int t = 0; t < DW_VEC; ++t) dst[(j + t) * yss.z] = a[t];
   }
   for (int j = 0; j < m; ++j) {
@@ -270,24 +270,35 @@ __kernel void dw_forward(int count, int CO, int mult, int4 isz, int4 osz, int4 k
     if (j >= m) break;
     const int ow = ow0 + j;
     T acc = b0;
-    for (int kd = 0; kd < ks.x; ++kd) {
-      const int id = od * st.x - pd.x + kd * dl.x;
-      if (id < 0 || id >= isz.x) continue;
-      for (int kh = 0; kh < ks.y; ++kh) {
-        const int ih = oh * st.y - pd.y + kh * dl.y;
-        if (ih < 0 || ih >= isz.y) continue;
-        __global const T* srow = src + (long)id * ss.x + (long)ih * ss.y;
-        __global const T* wrow = wk + (kd * ks.y + kh) * ks.z;
-        for (int kw = 0; kw < ks.z; ++kw) {
-          const int iw = ow * st.z - pd.z + kw * dl.z;
-          if (iw < 0 || iw >= isz.z) continue;
-          acc += srow[(long)iw * ss.z] * wrow[kw];
-        }
-      }
-    }
+    DW_FWD_ROWS(for (int kw = 0; kw < ks.z; ++kw) {
+      const int iw = ow * st.z - pd.z + kw * dl.z;
+      if (iw < 0 || iw >= isz.z) continue;
+      acc += srow[(long)iw * ss.z] * wrow[kw];
+    })
     dst[j * yss.z] = acc;
   }
 }
+
+// The output index o with o * s - p + k * d == i, or -1 when no whole o lies in [0, n).
+inline int dw_source(int i, int p, int k, int d, int s, int n) {
+  const int num = i + p - k * d;
+  if (num < 0) return -1;
+  int r;
+  const int o = div_rem(num, s, &r);
+  return (r != 0 || o >= n) ? -1 : o;
+}
+
+// BODY once per (kd, kh) whose output row (od, oh) takes input row (id, ih) of the gradient.
+#define DW_GX_ROWS(...)                                          \
+  for (int kd = 0; kd < ks.x; ++kd) {                            \
+    const int od = dw_source(id, pd.x, kd, dl.x, st.x, osz.x);   \
+    if (od < 0) continue;                                        \
+    for (int kh = 0; kh < ks.y; ++kh) {                          \
+      const int oh = dw_source(ih, pd.y, kh, dl.y, st.y, osz.y); \
+      if (oh < 0) continue;                                      \
+      __VA_ARGS__                                                \
+    }                                                            \
+  }
 
 // dw_backward_input's positions [iw0, iw0 + m) of one row when the stride along the width is
 // > 1: tap kw reaches every SW-th position, from the first whose output column o is whole, so
@@ -298,37 +309,25 @@ inline void dw_gx_strided(T* acc, int m, int iw0, int n, int c, int id, int ih, 
                           long sn, long sc, long4 ss, __global const T* w) {
   const int kvol = ks.x * ks.y * ks.z;
   for (int j = 0; j < m; ++j) acc[j] = (T)0;
-  for (int kd = 0; kd < ks.x; ++kd) {
-    const int tnum = id + pd.x - kd * dl.x;
-    if (tnum < 0) continue;
-    int tnum_rem;
-    const int od = div_rem(tnum, st.x, &tnum_rem);
-    if (tnum_rem != 0 || od >= osz.x) continue;
-    for (int kh = 0; kh < ks.y; ++kh) {
-      const int hnum = ih + pd.y - kh * dl.y;
-      if (hnum < 0) continue;
-      int hnum_rem;
-      const int oh = div_rem(hnum, st.y, &hnum_rem);
-      if (hnum_rem != 0 || oh >= osz.y) continue;
-      for (int kw = 0; kw < ks.z; ++kw) {
-        // The first output column o whose input column o * SW + base is >= iw0, and that column.
-        const int base = kw * dl.z - pd.z;
-        const int need = iw0 - base;
-        const int o0 = need <= 0 ? 0 : (need + st.z - 1) / st.z;
-        const int j0 = o0 * st.z + base - iw0;  // its place in the chunk
-        if (j0 >= m || o0 >= osz.z) continue;
-        const int cnt = min((m - 1 - j0) / st.z + 1, osz.z - o0);
-        const int k = (kd * ks.y + kh) * ks.z + kw;
-        for (int jj = 0; jj < mult; ++jj) {
-          const int co = c * mult + jj;
-          const T wv = w[(long)co * kvol + k];
-          __global const T* gp =
-              gy + n * sn + co * sc + (long)od * ss.x + (long)oh * ss.y + (long)o0 * ss.z;
-          for (int t = 0; t < cnt; ++t) acc[j0 + t * st.z] += gp[t * ss.z] * wv;
-        }
+  DW_GX_ROWS(
+    for (int kw = 0; kw < ks.z; ++kw) {
+      // The first output column o whose input column o * SW + base is >= iw0, and that column.
+      const int base = kw * dl.z - pd.z;
+      const int need = iw0 - base;
+      const int o0 = need <= 0 ? 0 : (need + st.z - 1) / st.z;
+      const int j0 = o0 * st.z + base - iw0;  // its place in the chunk
+      if (j0 >= m || o0 >= osz.z) continue;
+      const int cnt = min((m - 1 - j0) / st.z + 1, osz.z - o0);
+      const int k = (kd * ks.y + kh) * ks.z + kw;
+      for (int jj = 0; jj < mult; ++jj) {
+        const int co = c * mult + jj;
+        const T wv = w[(long)co * kvol + k];
+        __global const T* gp =
+            gy + n * sn + co * sc + (long)od * ss.x + (long)oh * ss.y + (long)o0 * ss.z;
+        for (int t = 0; t < cnt; ++t) acc[j0 + t * st.z] += gp[t * ss.z] * wv;
       }
     }
-  }
+  )
 }
 
 // Depthwise input gradient (the adjoint of dw_forward in x):
@@ -380,26 +379,14 @@ __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, 
     const int j = min(jb, vhi - DW_VEC);  // the last block may overlap the one before
     T a[DW_VEC];
     for (int t = 0; t < DW_VEC; ++t) a[t] = (T)0;
-    for (int kd = 0; kd < ks.x; ++kd) {
-      const int tnum = id + pd.x - kd * dl.x;
-      if (tnum < 0) continue;
-      int tnum_rem;
-      const int od = div_rem(tnum, st.x, &tnum_rem);
-      if (tnum_rem != 0 || od >= osz.x) continue;
-      for (int kh = 0; kh < ks.y; ++kh) {
-        const int hnum = ih + pd.y - kh * dl.y;
-        if (hnum < 0) continue;
-        int hnum_rem;
-        const int oh = div_rem(hnum, st.y, &hnum_rem);
-        if (hnum_rem != 0 || oh >= osz.y) continue;
-        __global const T* gyrow = gy + gy_off + n * sn + (long)od * ss.x + (long)oh * ss.y;
-        if (ss.z == 1) {
-          DW_BLOCK_GX(1)
-        } else {
-          DW_BLOCK_GX(ss.z)
-        }
+    DW_GX_ROWS(
+      __global const T* gyrow = gy + gy_off + n * sn + (long)od * ss.x + (long)oh * ss.y;
+      if (ss.z == 1) {
+        DW_BLOCK_GX(1)
+      } else {
+        DW_BLOCK_GX(ss.z)
       }
-    }
+    )
     for (int t = 0; t < DW_VEC; ++t) dst[(j + t) * xss.z] = a[t];
   }
   if (st.z > 1) {
@@ -413,33 +400,18 @@ __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, 
     if (j >= m) break;
     const int iw = iw0 + j;
     T acc = (T)0;
-    for (int kd = 0; kd < ks.x; ++kd) {
-      const int tnum = id + pd.x - kd * dl.x;
-      if (tnum < 0) continue;
-      int tnum_rem;
-      const int od = div_rem(tnum, st.x, &tnum_rem);
-      if (tnum_rem != 0 || od >= osz.x) continue;
-      for (int kh = 0; kh < ks.y; ++kh) {
-        const int hnum = ih + pd.y - kh * dl.y;
-        if (hnum < 0) continue;
-        int hnum_rem;
-        const int oh = div_rem(hnum, st.y, &hnum_rem);
-        if (hnum_rem != 0 || oh >= osz.y) continue;
-        for (int kw = 0; kw < ks.z; ++kw) {
-          const int wnum = iw + pd.z - kw * dl.z;
-          if (wnum < 0) continue;
-          int wnum_rem;
-          const int ow = div_rem(wnum, st.z, &wnum_rem);
-          if (wnum_rem != 0 || ow >= osz.z) continue;
-          const long opos = (long)od * ss.x + (long)oh * ss.y + (long)ow * ss.z;
-          const int k = (kd * ks.y + kh) * ks.z + kw;
-          for (int jj = 0; jj < mult; ++jj) {
-            const int co = c * mult + jj;
-            acc += gy[gy_off + n * sn + co * sc + opos] * w[w_off + (long)co * kvol + k];
-          }
+    DW_GX_ROWS(
+      for (int kw = 0; kw < ks.z; ++kw) {
+        const int ow = dw_source(iw, pd.z, kw, dl.z, st.z, osz.z);
+        if (ow < 0) continue;
+        const long opos = (long)od * ss.x + (long)oh * ss.y + (long)ow * ss.z;
+        const int k = (kd * ks.y + kh) * ks.z + kw;
+        for (int jj = 0; jj < mult; ++jj) {
+          const int co = c * mult + jj;
+          acc += gy[gy_off + n * sn + co * sc + opos] * w[w_off + (long)co * kvol + k];
         }
       }
-    }
+    )
     dst[j * xss.z] = acc;
   }
 }

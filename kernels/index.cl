@@ -87,10 +87,25 @@ __kernel void index_select(ulong total, ulong inner, ulong n_idx, long src_dim, 
 #define TSIZE_bfloat16 2
 #define TSIZE OCL_CAT(TSIZE_, T)
 
+#if TSIZE < 4
+// The aligned 32-bit word that holds element e of a 1- or 2-byte type, and the element's place
+// in it (the allocator's buffers are multiples of 512 bytes, so the word lies inside the buffer).
+inline volatile __global uint* word_of(__global void* a, ulong e, uint* shift, uint* mask) {
+  const ulong byte = e * TSIZE;
+#ifdef __ENDIAN_LITTLE__
+  *shift = (uint)(byte & 3) * 8;
+#else
+  *shift = (uint)(4 - TSIZE - (byte & 3)) * 8;
+#endif
+  *mask = ((1u << (TSIZE * 8)) - 1u) << *shift;
+  return (volatile __global uint*)a + (byte >> 2);
+}
+#endif
+
 // ---- plain copies: A[e] = v, race-free ----
 // Repeated indices send several values to one element of A. Which of them lands is unspecified
 // (as on CUDA), but the stores must not race: each is an atomic exchange (1- and 2-byte elements:
-// a compare-and-swap of the aligned 32-bit word holding them, see above). 8-byte elements on a
+// a compare-and-swap of the aligned 32-bit word holding them, word_of). 8-byte elements on a
 // device without cl_khr_int64_base_atomics keep plain stores.
 #if !defined(GATHER) && !defined(VALUE) && !defined(REDUCE)
 #if TSIZE == 8 && defined(INT64_ATOMICS)
@@ -104,14 +119,8 @@ inline void store_at(__global T* a, ulong e, T v) {
 #elif TSIZE == 4
   atomic_xchg((volatile __global int*)(a + e), (int)v);
 #else
-  const ulong byte = e * TSIZE;
-  volatile __global uint* p = (volatile __global uint*)a + (byte >> 2);
-#ifdef __ENDIAN_LITTLE__
-  const uint shift = (uint)(byte & 3) * 8;
-#else
-  const uint shift = (uint)(4 - TSIZE - (byte & 3)) * 8;
-#endif
-  const uint mask = ((1u << (TSIZE * 8)) - 1u) << shift;
+  uint shift, mask;
+  volatile __global uint* p = word_of(a, e, &shift, &mask);
   const uint bits = ((uint)(TSIZE == 1 ? (uint)(uchar)v : (uint)(ushort)v) << shift) & mask;
   uint old = atomic_cmpxchg(p, 0u, 0u);
   for (;;) {
@@ -205,14 +214,8 @@ inline void reduce_at(A_PTR a, ulong e, REG v) {
     old = seen;
   }
 #else
-  const ulong byte = e * TSIZE;
-  volatile __global uint* p = (volatile __global uint*)a + (byte >> 2);
-#ifdef __ENDIAN_LITTLE__
-  const uint shift = (uint)(byte & 3) * 8;
-#else
-  const uint shift = (uint)(4 - TSIZE - (byte & 3)) * 8;
-#endif
-  const uint mask = ((1u << (TSIZE * 8)) - 1u) << shift;
+  uint shift, mask;
+  volatile __global uint* p = word_of(a, e, &shift, &mask);
   uint old = atomic_cmpxchg(p, 0u, 0u);
   for (;;) {
     const uint bits = WORD(CONVERT(T, COMBINE(VALUE_OF((old & mask) >> shift), v)));
