@@ -1140,9 +1140,12 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_mish_backward(a, b, c) ew_mish_backward(a, b)
 #define EWOP_hardswish(a, b, c) ((a) * ew_relu6_shift3(a) / (COMP)6)
 #define EWOP_hardswish_backward(a, b, c) ew_hardswish_backward(a, b)
+// hardsigmoid's gradient multiplies by 1/6 rounded to float in every dtype, as CPU and CUDA torch
+// do (`one_sixth(1.0f / 6.0f)`): float64 gradients match theirs, not a 3e-8 closer 1/6. (The
+// CPU's forward divides by 6 on its vectorised path, which the forward here does too.)
 #define EWOP_hardsigmoid(a, b, c) (ew_relu6_shift3(a) / (COMP)6)
 #define EWOP_hardsigmoid_backward(a, b, c) \
-  ((b) > (COMP)-3 && (b) < (COMP)3 ? (a) * ((COMP)1 / (COMP)6) : (COMP)0)
+  ((b) > (COMP)-3 && (b) < (COMP)3 ? (a) * (COMP)(1.0f / 6.0f) : (COMP)0)
 // leaky_relu_backward: a is the input (or the result), b the gradient; p0 the slope.
 #define EWOP_leaky_relu(a, b, c) ((a) > 0 ? (a) : (a) * p0)
 #define EWOP_leaky_relu_backward(a, b, c) ((a) > 0 ? (b) : (b) * p0)

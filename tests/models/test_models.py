@@ -262,11 +262,14 @@ SMALL = {
 # stages of resnet50, resnext50_32x4d, wide_resnet50_2, googlenet, mnasnet1_0, efficientnet_b4 and
 # regnet_y_400mf normalise a handful of values per channel, and CPU torch's own float32 step was
 # up to 3.6e-2 from float64 there (oneDNN off; 1.1e-4 with it). At those sizes
-# test_torchvision_float64 runs them instead, where rounding cannot hide a wrong kernel.
+# test_torchvision_float64 runs them instead, where rounding cannot hide a wrong kernel. resnet18 at
+# 64x64 batch 8: one ReLU input in layer1 is -8.7e-7 in float64 and +1.7e-6 here (at a scale of
+# 0.8), and that one flipped mask puts conv1's weight gradient 4.7e-3 off (every op of the step
+# matches on its own inputs); at 96x96 no mask flips.
 ZOO = {
     "alexnet": (64, 2),
     "vgg16": (32, 2),
-    "resnet18": (64, 8),
+    "resnet18": (96, 8),
     "resnet50": (128, 4),
     "resnext50_32x4d": (128, 4),
     "wide_resnet50_2": (160, 4),
@@ -341,7 +344,16 @@ def test_torchvision_op_by_op(name):
 # op within 1e-12 on its own inputs), so these sizes keep 4 or more values per channel.
 
 F64_TOL = 1e-9
-F64_CASES = ZOO_SMALL if FULL else {"resnet18": (32, 2), "mobilenet_v2": (64, 2)}
+F64_CASES = (
+    {
+        **ZOO_SMALL,
+        "inception_v3": (160, 2),
+        "mobilenet_v3_small": (64, 4),
+        "mobilenet_v3_large": (64, 4),
+    }
+    if FULL
+    else {"resnet18": (32, 2), "mobilenet_v2": (64, 2)}
+)
 
 
 @pytest.mark.parametrize("name", sorted(F64_CASES))
