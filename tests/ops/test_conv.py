@@ -80,6 +80,10 @@ CASES = [
     Case(2, 2, 5, 5, (9, 9), (5, 3), dilation=2, padding=(4, 2), groups=5, name="depthwise-dil"),
     Case(2, 2, 4, 8, (6, 11), (1, 5), padding=(0, 2), groups=4, name="depthwise-1x5-mult2"),
     Case(1, 2, 6, 6, (20,), (7,), padding=3, groups=6, name="1d-depthwise-k7"),
+    # rows wider than a CPU device's blocks of 8 and chunks of 64: the register-block path, the
+    # overlapping last block, a chunk boundary inside a row, stride 2 along the width
+    Case(2, 2, 3, 3, (5, 75), (3, 3), padding=1, groups=3, name="depthwise-wide"),
+    Case(2, 2, 2, 4, (4, 70), (3, 5), stride=(1, 2), padding=2, groups=2, name="depthwise-wide-s2"),
     Case(2, 2, 1, 4, (6, 7), (3, 3), padding=1, name="one-input-channel"),
     Case(2, 1, 3, 4, (5, 6), (3, 3), padding=1, name="batch1"),
     # maps of >= 256 outputs: one image at a time, GEMMs in place
