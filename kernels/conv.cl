@@ -203,8 +203,8 @@ inline void dw_range(int off, int s, int n, int m, int* lo, int* hi) {
 //   y[n, co, o] = (has_bias ? bias[co] : 0) + sum_k x[n, co / mult, i(o, k)] * w[co, k]
 // y has strides (ysn, ysc, yss). Rows (n, co, od, oh): count = N * CO * OD * OH * ceil(OW / DW_CHUNK).
 // With stride 1 along the width, the chunk's positions whose every tap lies inside the input row
-// go in blocks of DW_VEC, each block's sums held in registers; the others (borders, the last
-// partial block, strides > 1) take one position at a time with every tap checked.
+// go in blocks of DW_VEC, each block's sums held in registers; the others (borders, rows
+// narrower than a block, strides > 1) take one position at a time with every tap checked.
 #define DW_BLOCK(STEP)                                                       \
   for (int kw = 0; kw < ks.z; ++kw) {                                        \
     const T wv = wrow[kw];                                                   \
@@ -367,9 +367,15 @@ __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, 
   const int kvol = ks.x * ks.y * ks.z;
   __global T* dst = gx + gx_off + n * xsn + c * xsc + (long)id * xss.x + (long)ih * xss.y +
                     (long)iw0 * xss.z;
-  T acc_row[DW_CHUNK];
+  if (st.z > 1) {
+    T acc_row[DW_CHUNK];
+    dw_gx_strided(acc_row, m, iw0, n, c, id, ih, mult, isz, osz, ks, st, pd, dl, gy + gy_off, sn,
+                  sc, ss, w + w_off);
+    for (int j = 0; j < m; ++j) dst[j * xss.z] = acc_row[j];
+    return;
+  }
   int vlo = 0, vhi = 0;  // blocks cover positions [vlo, vhi) of the chunk
-  if (DW_BLOCKS && st.z == 1) {
+  if (DW_BLOCKS) {
     // i + PW - (KW - 1) DW >= 0 and i + PW <= OW - 1
     vlo = max((ks.z - 1) * dl.z - pd.z - iw0, 0);
     const int end = min(osz.z - pd.z - iw0, m);
@@ -388,12 +394,6 @@ __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, 
       }
     )
     for (int t = 0; t < DW_VEC; ++t) dst[(j + t) * xss.z] = a[t];
-  }
-  if (st.z > 1) {
-    dw_gx_strided(acc_row, m, iw0, n, c, id, ih, mult, isz, osz, ks, st, pd, dl, gy + gy_off, sn,
-                  sc, ss, w + w_off);
-    for (int j = 0; j < m; ++j) dst[j * xss.z] = acc_row[j];
-    return;
   }
   for (int j = 0; j < m; ++j) {
     if (j == vlo) j = vhi;

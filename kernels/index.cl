@@ -54,6 +54,7 @@ __kernel void index_select(ulong total, ulong inner, ulong n_idx, long src_dim, 
 //                      (REDUCE_* with -DVALUE: the scalar is the operand; with -DALPHA: B times
 //                      alpha, index_add)
 //   -DWRAP
+//   -DINT64_ATOMICS    plain copies of 8-byte elements: the device has cl_khr_int64_base_atomics
 // Arguments: ulong n, ulong chunk (positions per work-item), int ndim, long8 sizes,
 //   A buffer, ulong a_off, long8 a_strides,
 //   B buffer, ulong b_off, long8 b_strides   (or REG_TYPE(T) value with VALUE),
