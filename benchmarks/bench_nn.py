@@ -1,6 +1,6 @@
-"""Network building blocks on ocl against CPU torch on the same machine, in one run.
+"""Network building blocks on ocl against CPU torch (or CUDA) on the same machine, in one run.
 
-    python benchmarks/bench_nn.py [--json out.json] [--png out.png] [--quick]
+    python benchmarks/bench_nn.py [--json out.json] [--png out.png] [--quick] [--baseline cuda]
 
 Cases (each timed on ocl and on the CPU, taking turns within every repeat; the device is
 synchronised around each timed loop; the figure is the best repeat):
@@ -12,6 +12,10 @@ synchronised around each timed loop; the figure is the best repeat):
     and of torchvision's resnet18 (b8, 64x64).
 Writes the results as JSON and a PNG bar chart of the ocl/CPU time ratios (1.0 = as fast as the
 CPU; lower is better). Progress goes to stderr.
+
+--baseline cuda times the same cases on CUDA torch instead of the CPU (ocl on the same NVIDIA GPU
+through its OpenCL driver against CUDA/cuBLAS/cuDNN), with TF32 off so that both sides compute
+float32 products; the JSON then holds cuda_ms where it holds cpu_ms otherwise.
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-CPU = torch.device("cpu")
+BASELINE = torch.device("cpu")  # --baseline cuda replaces it
 
 
 def synchronize(device: torch.device) -> None:
     if device.type == "ocl":
         torch.ocl.synchronize()
+    elif device.type == "cuda":
+        torch.cuda.synchronize()
 
 
 def best_times(fns: list[tuple[Callable[[], object], torch.device]], iters: int, repeats: int):
@@ -54,11 +60,12 @@ def best_times(fns: list[tuple[Callable[[], object], torch.device]], iters: int,
 
 
 def compare(name: str, make: Callable[[torch.device], Callable[[], object]], iters, repeats):
-    """Times make(ocl)() against make(cpu)(); returns the result row."""
+    """Times make(ocl)() against make(BASELINE)(); returns the result row."""
     print(f"  {name} ...", file=sys.stderr, flush=True)
-    ocl_fn, cpu_fn = make(torch.device("ocl")), make(CPU)
-    t_ocl, t_cpu = best_times([(ocl_fn, torch.device("ocl")), (cpu_fn, CPU)], iters, repeats)
-    return {"case": name, "ocl_ms": t_ocl * 1e3, "cpu_ms": t_cpu * 1e3, "ratio": t_ocl / t_cpu}
+    ocl_fn, ref_fn = make(torch.device("ocl")), make(BASELINE)
+    t_ocl, t_ref = best_times([(ocl_fn, torch.device("ocl")), (ref_fn, BASELINE)], iters, repeats)
+    ref = BASELINE.type
+    return {"case": name, "ocl_ms": t_ocl * 1e3, f"{ref}_ms": t_ref * 1e3, "ratio": t_ocl / t_ref}
 
 
 # ---- cases ----
@@ -155,7 +162,7 @@ def resnet18():
     return torchvision.models.resnet18(num_classes=10)
 
 
-def chart(rows: list[dict], path: str) -> None:
+def chart(rows: list[dict], path: str, baseline: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -171,8 +178,9 @@ def chart(rows: list[dict], path: str) -> None:
     for k, r in enumerate(ratios):
         ax.text(r, k, f" {r:.2f}", va="center")
     ax.invert_yaxis()
-    ax.set_xlabel("ocl time / CPU torch time (lower is better; dashed: the 2.0x target)")
-    ax.set_title(f"torch-ocl on {torch.ocl.get_device_name(0)} vs CPU torch {torch.__version__}")
+    ax.set_xlabel(f"ocl time / {baseline} torch time (lower is better; dashed: 2.0x)")
+    device = torch.ocl.get_device_name(0)
+    ax.set_title(f"torch-ocl on {device} vs {baseline} torch {torch.__version__}")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
@@ -183,9 +191,23 @@ def main() -> None:
     parser.add_argument("--png", default="benchmarks/results/bench_nn.png")
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke test)")
     parser.add_argument("-k", dest="only", default="", help="run only cases whose name has this")
+    parser.add_argument(
+        "--baseline", choices=("cpu", "cuda"), default="cpu", help="what ocl is compared with"
+    )
     args = parser.parse_args()
     if not torch.ocl.is_available():
         sys.exit("no ocl device: " + torch.ocl.why_unavailable())
+    global BASELINE
+    BASELINE = torch.device(args.baseline)
+    baseline_name = "CPU"
+    if args.baseline == "cuda":
+        if not torch.cuda.is_available():
+            sys.exit("--baseline cuda: this torch has no CUDA device")
+        # Both sides compute float32 products (cuBLAS and cuDNN would otherwise use TF32 in convs).
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
+        baseline_name = "CUDA " + torch.cuda.get_device_name(0)
     repeats = 2 if args.quick else 5
 
     cases: list[tuple[str, Callable, int]] = []
@@ -201,6 +223,8 @@ def main() -> None:
     cases.append(("resnet18 training step b8 64x64", training_case(resnet18, 8, 64), 1))
 
     cases = [c for c in cases if args.only in c[0]]
+    if args.baseline == "cuda":  # a GPU's case takes microseconds: more calls per timed loop
+        cases = [(name, make, iters * 10) for name, make, iters in cases]
     rows = []
     for k, (name, make, iters) in enumerate(cases, 1):
         print(f"[{k}/{len(cases)}] {name}", file=sys.stderr, flush=True)
@@ -213,14 +237,18 @@ def main() -> None:
         if name.startswith("mm "):
             size = int(name.split()[1])
             row["ocl_gflops"] = 2 * size**3 / row["ocl_ms"] / 1e6
-            row["cpu_gflops"] = 2 * size**3 / row["cpu_ms"] / 1e6
-        ocl_ms, cpu_ms, ratio = row["ocl_ms"], row["cpu_ms"], row["ratio"]
-        print(f"    ocl {ocl_ms:.2f} ms, CPU {cpu_ms:.2f} ms, ratio {ratio:.2f}", file=sys.stderr)
+            row[f"{args.baseline}_gflops"] = 2 * size**3 / row[f"{args.baseline}_ms"] / 1e6
+        ocl_ms, ref_ms, ratio = row["ocl_ms"], row[f"{args.baseline}_ms"], row["ratio"]
+        print(
+            f"    ocl {ocl_ms:.2f} ms, {args.baseline} {ref_ms:.2f} ms, ratio {ratio:.2f}",
+            file=sys.stderr,
+        )
         rows.append(row)
 
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "device": torch.ocl.get_device_name(0),
+        "baseline": baseline_name,
         "torch": torch.__version__,
         "host": platform.processor() or platform.machine(),
         "cpu_threads": torch.get_num_threads(),
@@ -231,7 +259,7 @@ def main() -> None:
         json.dump(result, f, indent=2)
     ok = [r for r in rows if "ratio" in r]
     if ok:
-        chart(ok, args.png)
+        chart(ok, args.png, baseline_name)
     print(json.dumps(result, indent=2))
 
 

@@ -14,6 +14,7 @@
 // _amp_update_scale_ (kernels/amp.cl), both without host waits; the checks follow the CPU's.
 #include <ATen/autocast_mode.h>
 #include <ATen/native/ForeachUtils.h>
+#include <torch/headeronly/version.h>
 #include <torch/library.h>
 
 #include <map>
@@ -126,6 +127,9 @@ at::Tensor& update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
 
 // ATen's lists name types without a namespace (they expand inside at::autocast for CUDA).
 namespace autocast_lists {
+#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 13
+using at::DimnameList;  // named by torch 2.11's lists (see TORCH_OCL_OUTPUT_NAMES_PARAM)
+#endif
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;

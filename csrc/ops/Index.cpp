@@ -386,13 +386,14 @@ class IndexCall final : public at::native::structured_index_out {
  public:
   explicit IndexCall(const at::Tensor& out) : out_(out), given_(out.defined()) {}
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
+                              at::TensorOptions options TORCH_OCL_OUTPUT_NAMES_PARAM) override {
     if (given_) {
       resize_out(out_, sizes, strides, options);
     } else {
       out_ = structured_detail::allocate_output(sizes, strides, options);
     }
-    at::native::structured_index_out::set_output_raw_strided(i, sizes, strides, options);
+    at::native::structured_index_out::set_output_raw_strided(i, sizes, strides,
+                                                             options TORCH_OCL_OUTPUT_NAMES_ARG);
   }
   const at::Tensor& maybe_get_output(int64_t) override { return out_; }
   const at::Tensor& out() const { return out_; }

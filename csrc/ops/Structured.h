@@ -31,6 +31,7 @@
 #include <ATen/TensorMeta.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/TensorOptions.h>
+#include <torch/headeronly/version.h>
 
 #include <array>
 #include <initializer_list>
@@ -43,6 +44,17 @@
 namespace at {
 struct TensorIteratorBase;  // std::is_base_of needs only the derived class complete
 }
+
+// torch before 2.13 passes the outputs' dimension names to the meta classes' set_output_*
+// callbacks. torch-ocl supports 2.13 on; these two macros only let it build against the older
+// torch of a GPU machine that has no other (ci/nvidia-device-check.sh).
+#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 13
+#define TORCH_OCL_OUTPUT_NAMES_PARAM , at::DimnameList names = {}
+#define TORCH_OCL_OUTPUT_NAMES_ARG , names
+#else
+#define TORCH_OCL_OUTPUT_NAMES_PARAM
+#define TORCH_OCL_OUTPUT_NAMES_ARG
+#endif
 
 namespace torch_ocl {
 
@@ -161,13 +173,13 @@ class Call final : public Meta {
   Call(Mode mode, const Outputs<N>& given) : mode_(mode), outputs_(given) {}
 
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
+                              at::TensorOptions options TORCH_OCL_OUTPUT_NAMES_PARAM) override {
     set(i, sizes, strides, options);
   }
   // The kernels get contiguous working outputs anyway (see working_output), so a requested
   // layout is only what a functional output is allocated with.
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
+                          at::TensorOptions options TORCH_OCL_OUTPUT_NAMES_PARAM) override {
     set(i, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t i) override { return outputs_[i]; }
@@ -279,14 +291,16 @@ class AtenCall final : public Impl {
   AtenCall(Mode mode, const Outputs<N>& given) : mode_(mode), outs_(given) {}
 
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
+                              at::TensorOptions options TORCH_OCL_OUTPUT_NAMES_PARAM) override {
     set(i, sizes, strides, options);
-    if constexpr (kIterator) Impl::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIterator)
+      Impl::set_output_raw_strided(i, sizes, strides, options TORCH_OCL_OUTPUT_NAMES_ARG);
   }
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
+                          at::TensorOptions options TORCH_OCL_OUTPUT_NAMES_PARAM) override {
     set(i, sizes, strides, options);
-    if constexpr (kIterator) Impl::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIterator)
+      Impl::set_output_raw_strided(i, sizes, strides, options TORCH_OCL_OUTPUT_NAMES_ARG);
   }
   const at::Tensor& maybe_get_output(int64_t i) override { return outs_[i]; }
   const Outputs<N>& outs() const { return outs_; }
