@@ -54,6 +54,8 @@ def _no_dropout(model: nn.Module) -> nn.Module:
             m.p = 0.0
         if type(m).__name__ == "StochasticDepth":  # torchvision.ops: drops whole residual rows
             m.p = 0.0
+        if isinstance(getattr(m, "drop_prob", None), float):  # timm's DropPath (swin: 0.1)
+            m.drop_prob = 0.0
         if hasattr(m, "dropout") and isinstance(m.dropout, float):
             m.dropout = 0.0
         if hasattr(m, "attention_dropout") and isinstance(m.attention_dropout, float):
@@ -77,6 +79,14 @@ class _WaitAudit(TorchDispatchMode):
     the model's own, as it is on CUDA; a wait inside any other op is one the backend added."""
 
     HOST_READS = ("aten._local_scalar_dense", "aten.item", "aten.equal", "aten.is_nonzero")
+    # Ops whose output size depends on the input's values (deberta's relative positions call
+    # nonzero): the host must read that size before it can allocate, on CUDA too.
+    DATA_DEPENDENT_SHAPE = (
+        "aten.nonzero.",
+        "aten.masked_select.",
+        "aten._unique2.",
+        "aten.unique_",
+    )
 
     def __init__(self):
         super().__init__()
@@ -88,7 +98,8 @@ class _WaitAudit(TorchDispatchMode):
         if torch.ocl.host_wait_count() != before:
             name = str(func)
             to_cpu = isinstance(out, torch.Tensor) and out.device.type == "cpu"
-            if not to_cpu and not name.startswith(self.HOST_READS):
+            own = name.startswith(self.HOST_READS + self.DATA_DEPENDENT_SHAPE)
+            if not to_cpu and not own:
                 self.added.append(name)
         return out
 
@@ -235,6 +246,232 @@ def test_bert_encoder_with_padding_mask():
         (ids, mask, labels),
         lambda m, ids, mask, labels: m(input_ids=ids, attention_mask=mask, labels=labels).loss,
     )
+
+
+def _token_ids(batch: int, length: int, seed: int, vocab: int = 103) -> torch.Tensor:
+    return torch.randint(vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+def _causal_lm(model):
+    ids = _token_ids(2, 10, seed=1)
+    return model, (ids,), lambda m, ids: m(input_ids=ids, labels=ids).loss
+
+
+def _seq2seq(model):
+    src, tgt = _token_ids(2, 9, seed=1), _token_ids(2, 7, seed=2)
+    return model, (src, tgt), lambda m, src, tgt: m(input_ids=src, labels=tgt).loss
+
+
+def _sequence_classification(model):
+    ids = _token_ids(3, 9, seed=1)
+    mask = torch.ones(3, 9, dtype=torch.long)
+    mask[1, 5:] = 0
+    labels = torch.randint(3, (3,), generator=torch.Generator().manual_seed(4))
+    return (
+        model,
+        (ids, mask, labels),
+        lambda m, ids, mask, labels: m(input_ids=ids, attention_mask=mask, labels=labels).loss,
+    )
+
+
+def _image_classification(model):
+    return model, _images(2, 32, seed=3), _classification_loss
+
+
+def _whisper(model):
+    features = torch.randn(2, 16, 32, generator=torch.Generator().manual_seed(5))
+    labels = _token_ids(2, 6, seed=2)
+    return model, (features, labels), lambda m, f, y: m(input_features=f, labels=y).loss
+
+
+# name -> a function of transformers returning (model, inputs, loss function); tiny configs of the
+# architectures users train (rotary embeddings, grouped-query attention, RMSNorm, gated MLPs,
+# relative position biases, encoder-decoder cross attention, conv front ends, state spaces).
+_LAYERS = dict(vocab_size=103, hidden_size=32, num_hidden_layers=2, num_attention_heads=4)
+_DECODER = dict(**_LAYERS, intermediate_size=64)
+TRANSFORMERS_SMALL = {
+    "llama_gqa": lambda t: _causal_lm(
+        t.LlamaForCausalLM(
+            t.LlamaConfig(**_DECODER, num_key_value_heads=2, max_position_embeddings=64)
+        )
+    ),
+    "t5": lambda t: _seq2seq(
+        t.T5ForConditionalGeneration(
+            t.T5Config(
+                vocab_size=103,
+                d_model=32,
+                d_kv=8,
+                d_ff=64,
+                num_layers=2,
+                num_heads=4,
+                decoder_start_token_id=0,
+            )
+        )
+    ),
+}
+TRANSFORMERS_FULL = {
+    **TRANSFORMERS_SMALL,
+    "mistral_sliding_window": lambda t: _causal_lm(
+        t.MistralForCausalLM(t.MistralConfig(**_DECODER, num_key_value_heads=2, sliding_window=4))
+    ),
+    "qwen2": lambda t: _causal_lm(
+        t.Qwen2ForCausalLM(t.Qwen2Config(**_DECODER, num_key_value_heads=2))
+    ),
+    "gemma": lambda t: _causal_lm(
+        t.GemmaForCausalLM(t.GemmaConfig(**_DECODER, num_key_value_heads=2, head_dim=8))
+    ),
+    "phi": lambda t: _causal_lm(t.PhiForCausalLM(t.PhiConfig(**_DECODER))),
+    "gpt_neox": lambda t: _causal_lm(t.GPTNeoXForCausalLM(t.GPTNeoXConfig(**_DECODER))),
+    "falcon": lambda t: _causal_lm(t.FalconForCausalLM(t.FalconConfig(**_LAYERS))),
+    "opt": lambda t: _causal_lm(
+        t.OPTForCausalLM(
+            t.OPTConfig(
+                vocab_size=103,
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                ffn_dim=64,
+                word_embed_proj_dim=32,
+                max_position_embeddings=64,
+            )
+        )
+    ),
+    "mamba": lambda t: _causal_lm(
+        t.MambaForCausalLM(
+            t.MambaConfig(vocab_size=103, hidden_size=32, num_hidden_layers=2, state_size=8)
+        )
+    ),
+    "bart": lambda t: _seq2seq(
+        t.BartForConditionalGeneration(
+            t.BartConfig(
+                vocab_size=103,
+                d_model=32,
+                encoder_layers=2,
+                decoder_layers=2,
+                encoder_attention_heads=4,
+                decoder_attention_heads=4,
+                encoder_ffn_dim=64,
+                decoder_ffn_dim=64,
+                max_position_embeddings=64,
+            )
+        )
+    ),
+    "roberta": lambda t: _sequence_classification(
+        t.RobertaForSequenceClassification(
+            t.RobertaConfig(**_DECODER, max_position_embeddings=64, num_labels=3)
+        )
+    ),
+    "distilbert": lambda t: _sequence_classification(
+        t.DistilBertForSequenceClassification(
+            t.DistilBertConfig(
+                vocab_size=103, dim=32, n_layers=2, n_heads=4, hidden_dim=64, num_labels=3
+            )
+        )
+    ),
+    "deberta_v2": lambda t: _sequence_classification(
+        t.DebertaV2ForSequenceClassification(
+            t.DebertaV2Config(**_DECODER, max_position_embeddings=64, num_labels=3)
+        )
+    ),
+    "vit": lambda t: _image_classification(
+        t.ViTForImageClassification(
+            t.ViTConfig(
+                image_size=32,
+                patch_size=8,
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=64,
+                num_labels=10,
+            )
+        )
+    ),
+    "convnext": lambda t: _image_classification(
+        t.ConvNextForImageClassification(
+            t.ConvNextConfig(hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1], num_labels=10)
+        )
+    ),
+    "swin": lambda t: _image_classification(
+        t.SwinForImageClassification(
+            t.SwinConfig(
+                image_size=32,
+                patch_size=2,
+                embed_dim=16,
+                depths=[1, 1],
+                num_heads=[2, 4],
+                window_size=4,
+                num_labels=10,
+            )
+        )
+    ),
+    "whisper": lambda t: _whisper(
+        t.WhisperForConditionalGeneration(
+            t.WhisperConfig(
+                vocab_size=103,
+                d_model=32,
+                encoder_layers=1,
+                decoder_layers=1,
+                encoder_attention_heads=4,
+                decoder_attention_heads=4,
+                encoder_ffn_dim=64,
+                decoder_ffn_dim=64,
+                num_mel_bins=16,
+                max_source_positions=16,
+                max_target_positions=32,
+                decoder_start_token_id=1,
+                pad_token_id=0,
+                bos_token_id=1,
+                eos_token_id=2,
+            )
+        )
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMERS_FULL if FULL else TRANSFORMERS_SMALL))
+def test_transformers(name):
+    torch.manual_seed(0)
+    model, inputs, loss_fn = (TRANSFORMERS_FULL if FULL else TRANSFORMERS_SMALL)[name](transformers)
+    _check_step(model, inputs, loss_fn)
+
+
+def test_llama_generate():
+    """generate() as users call it: greedy and beam search give the CPU's tokens (same weights,
+    left-padded prompts, KV cache); sampling (top-k, top-p, temperature) runs natively and gives
+    tokens of the vocabulary (its random draws are the device generator's, not the CPU's)."""
+    cfg = transformers.LlamaConfig(
+        **_DECODER,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=None,
+    )
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    device_model = copy.deepcopy(model).to(DEVICE)
+    ids = torch.randint(2, 103, (2, 5), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    mask[1, :2] = 0
+    for kwargs in ({"do_sample": False}, {"num_beams": 3, "do_sample": False}):
+        with torch.no_grad():
+            expected = model.generate(ids, attention_mask=mask, max_new_tokens=12, **kwargs)
+            actual = device_model.generate(
+                ids.to(DEVICE), attention_mask=mask.to(DEVICE), max_new_tokens=12, **kwargs
+            )
+        assert torch.equal(actual.cpu(), expected), kwargs
+    with torch.no_grad():
+        sampled = device_model.generate(
+            ids.to(DEVICE),
+            attention_mask=mask.to(DEVICE),
+            max_new_tokens=12,
+            do_sample=True,
+            top_k=10,
+            top_p=0.9,
+            temperature=0.8,
+        ).cpu()
+    assert sampled.shape == (2, 17) and torch.equal(sampled[:, :5], ids)
+    assert ((sampled >= 0) & (sampled < 103)).all()
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,7 +632,8 @@ try:
 except ImportError:  # .ci/run and `nox -s models` install it
     timm = None
 
-# name -> (input size, create_model keywords)
+# name -> (input size, create_model keywords[, batch]). Batch norm over 2 values per channel is
+# ill-conditioned (see SMALL above): networks that reach a 1x1 map at 32x32 run at 64x64 batch 4.
 TIMM_SMALL = {
     "resnet10t": (32, {}),
     "convnext_atto": (32, {}),
@@ -407,14 +645,42 @@ TIMM_FULL = {
     "efficientvit_b0": (32, {}),
     "regnety_002": (64, {}),
     "levit_128s": (64, {"img_size": 64}),
+    # shifted windows (roll, masks), relative position tables, DropPath (0.1 by default)
+    "swin_tiny_patch4_window7_224": (
+        64,
+        {"img_size": 64, "window_size": 4, "embed_dim": 24, "depths": (1, 1), "num_heads": (2, 4)},
+    ),
+    "deit_tiny_distilled_patch16_224": (32, {"img_size": 32, "patch_size": 8}),
+    "maxvit_pico_rw_256": (64, {"img_size": 64}),
+    "coatnet_nano_rw_224": (64, {"img_size": 64}),
+    "beit_base_patch16_224": (
+        32,
+        {"img_size": 32, "patch_size": 8, "embed_dim": 32, "depth": 2, "num_heads": 4},
+    ),
+    "cait_xxs24_224": (32, {"img_size": 32, "patch_size": 8, "depth": 2}),
+    "eva02_tiny_patch14_224": (28, {"img_size": 28, "patch_size": 7, "depth": 2}),
+    "poolformer_s12": (32, {}),
+    "ghostnet_050": (32, {}),
+    "dla34": (32, {}),
+    "lcnet_050": (32, {}),
+    "pvt_v2_b0": (32, {}),
+    "edgenext_xx_small": (64, {}),
+    "fastvit_t8": (64, {}),
+    "nfnet_l0": (32, {}),
+    "repvgg_a0": (32, {}),
+    "sequencer2d_s": (32, {"layers": (1, 1, 1, 1)}),  # LSTMs over rows and columns
+    "hrnet_w18_small": (64, {}, 4),
+    "efficientnet_b0": (64, {}, 4),
+    "rexnet_100": (64, {}, 4),
+    "convmixer_768_32": (64, {}, 4),
 }
 
 
 @pytest.mark.skipif(timm is None, reason="timm is not installed (pip install timm)")
 @pytest.mark.parametrize("name", sorted(TIMM_FULL if FULL else TIMM_SMALL))
 def test_timm(name):
-    size, kwargs = (TIMM_FULL if FULL else TIMM_SMALL)[name]
+    size, kwargs, *batch = (TIMM_FULL if FULL else TIMM_SMALL)[name]
     torch.manual_seed(0)
     model = timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
-    x, y = _images(2, size, seed=3)
+    x, y = _images(batch[0] if batch else 2, size, seed=3)
     _check_step(model, (x, y), _classification_loss)
