@@ -79,6 +79,10 @@ TORCH_LIBRARY(ocl, m) {
   m.def("reset_accumulated_memory_stats(int device) -> ()",
         [](int64_t device) { reset_accumulated_memory_stats(static_cast<int>(device)); });
   m.def("empty_cache() -> ()", [] { empty_cache(); });
+  m.def("mem_get_info(int device) -> (int, int)", [](int64_t device) {
+    const auto [free, total] = memory_info(static_cast<int>(device));
+    return std::make_tuple(static_cast<int64_t>(free), static_cast<int64_t>(total));
+  });
   m.def("set_sync_debug_mode(int mode) -> ()", [](int64_t mode) {
     TORCH_CHECK(mode >= 0 && mode <= 2, "sync debug mode must be 0, 1 or 2");
     set_sync_debug_mode(static_cast<SyncDebugMode>(mode));

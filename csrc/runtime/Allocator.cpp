@@ -1,6 +1,7 @@
 #include "runtime/Allocator.h"
 
 #include <ATen/core/TensorBase.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -345,7 +346,23 @@ void free_block(Block* b) noexcept {
 
 void delete_block(void* ctx) noexcept { free_block(static_cast<Block*>(ctx)); }
 
-struct OclAllocator final : public c10::Allocator {
+// A c10::DeviceAllocator, so that torch.accelerator's memory functions (memory_allocated,
+// memory_stats, empty_cache, get_memory_info, ...) reach this allocator as they reach CUDA's.
+struct OclAllocator final : public c10::DeviceAllocator {
+  bool initialized() override { return true; }
+  void emptyCache(c10::MempoolId_t) override { empty_cache(); }
+  void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
+    record_stream(ptr, stream);
+  }
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override;
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    reset_accumulated_memory_stats(device);
+  }
+  void resetPeakStats(c10::DeviceIndex device) override { reset_peak_memory_stats(device); }
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    return memory_info(device);
+  }
+
   c10::DataPtr allocate(size_t n) override {
     const int device = current_device();
     const c10::Device dev(c10::DeviceType::PrivateUse1, device);
@@ -465,6 +482,38 @@ std::vector<std::pair<std::string, int64_t>> memory_stats(int device) {
   put("segment", st.segments_count);
   out.emplace_back("num_alloc_retries", st.num_alloc_retries);
   out.emplace_back("num_ooms", st.num_ooms);
+  return out;
+}
+
+std::pair<size_t, size_t> memory_info(int device) {
+  const uint64_t total = device_info(device).global_mem;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  const auto reserved = static_cast<uint64_t>(g_state[device].reserved_bytes.current);
+  return {total > reserved ? total - reserved : 0, total};
+}
+
+c10::CachingDeviceAllocator::DeviceStats OclAllocator::getDeviceStats(c10::DeviceIndex device) {
+  device_info(device);
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  const DeviceState& st = g_state[device];
+  c10::CachingDeviceAllocator::DeviceStats out;
+  // The pools are not counted apart: every figure is the aggregate one.
+  auto put = [](c10::CachingDeviceAllocator::StatArray& to, const Stat& from) {
+    auto& s = to[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+    s.current = from.current;
+    s.peak = from.peak;
+    s.allocated = from.allocated;
+    s.freed = from.freed;
+  };
+  put(out.allocation, st.active);
+  put(out.active, st.active);
+  put(out.segment, st.segments_count);
+  put(out.allocated_bytes, st.allocated_bytes);
+  put(out.active_bytes, st.allocated_bytes);
+  put(out.reserved_bytes, st.reserved_bytes);
+  put(out.requested_bytes, st.requested_bytes);
+  out.num_alloc_retries = st.num_alloc_retries;
+  out.num_ooms = st.num_ooms;
   return out;
 }
 

@@ -55,6 +55,9 @@ void inject_free_failures(int count);
 
 // Statistics: (name, value) pairs, named like torch.cuda.memory_stats().
 std::vector<std::pair<std::string, int64_t>> memory_stats(int device);
+// (free, total) bytes: the device's global memory less what this process's allocator reserved
+// (core OpenCL cannot tell what other processes use).
+std::pair<size_t, size_t> memory_info(int device);
 void reset_peak_memory_stats(int device);
 void reset_accumulated_memory_stats(int device);
 void empty_cache();

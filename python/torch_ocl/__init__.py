@@ -45,11 +45,12 @@ from ._fallback import (  # noqa: E402
     reset_fallback_counts,
     set_fallback_mode,
 )
-from .amp import get_amp_supported_dtype  # noqa: E402
+from .amp import get_amp_supported_dtype, is_bf16_supported  # noqa: E402
 from .memory import (  # noqa: E402
     empty_cache,
     max_memory_allocated,
     max_memory_reserved,
+    mem_get_info,
     memory_allocated,
     memory_reserved,
     memory_stats,
@@ -76,6 +77,12 @@ from .streams import (  # noqa: E402
     set_stream,
     stream,
 )
+
+# torch.cuda's flag that the device's state (its RNG included) exists. torch.utils.checkpoint
+# saves and restores a device's RNG state around the recomputation only when the device module
+# says so: without it, dropout inside a checkpointed block drew a different mask when recomputed
+# and the gradients came out silently wrong. The state exists once torch_ocl is imported.
+_initialized = True
 
 
 def _is_in_bad_fork() -> bool:
@@ -146,6 +153,7 @@ __all__ = [
     "init",
     "initial_seed",
     "is_available",
+    "is_bf16_supported",
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
@@ -155,6 +163,7 @@ __all__ = [
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
+    "mem_get_info",
     "random",
     "reset_accumulated_memory_stats",
     "reset_fallback_counts",

@@ -11,6 +11,12 @@ from __future__ import annotations
 import torch
 
 
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Like ``torch.cuda.is_bf16_supported``: True on every device (bfloat16 tensors are stored
+    as such and computed in float32, as get_amp_supported_dtype says)."""
+    return True
+
+
 def get_amp_supported_dtype() -> list[torch.dtype]:
     """The dtypes ``torch.autocast("ocl", dtype=...)`` accepts: float16 and bfloat16 (the kernels
     store both and compute in float32, so every OpenCL device supports them)."""

@@ -38,6 +38,13 @@ def reset_accumulated_memory_stats(device=None) -> None:
     torch.ops.ocl.reset_accumulated_memory_stats(_index(device))
 
 
+def mem_get_info(device=None) -> tuple[int, int]:
+    """(free, total) bytes of the device's global memory, like ``torch.cuda.mem_get_info``.
+    OpenCL reports only the total; free is the total less what this process's caching
+    allocator has reserved (memory other processes hold is not visible)."""
+    return torch.ops.ocl.mem_get_info(_index(device))
+
+
 def empty_cache() -> None:
     """Releases cached, unused device memory."""
     torch.ops.ocl.empty_cache()

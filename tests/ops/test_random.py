@@ -156,6 +156,65 @@ def test_fork_rng_restores_device_state():
     assert torch.equal(a, b)
 
 
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_checkpoint_recomputes_dropout_with_the_forward_mask(reentrant):
+    """torch.utils.checkpoint replays the device's RNG state when it recomputes a block: dropout
+    inside it draws the forward's mask again, so the gradients equal an unchecked run's with the
+    same seed (they did not: checkpoint saves the state only when the device module has
+    _initialized set, and torch.ocl had no such attribute)."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(5)
+    block = torch.nn.Sequential(
+        torch.nn.Linear(16, 64), torch.nn.Dropout(0.5), torch.nn.GELU(), torch.nn.Linear(64, 8)
+    ).to(DEVICE)
+    x = torch.randn(32, 16).to(DEVICE).requires_grad_()
+
+    def grads(checkpointed):
+        block.zero_grad(set_to_none=True)
+        x.grad = None
+        torch.manual_seed(11)
+        y = checkpoint(block, x, use_reentrant=reentrant) if checkpointed else block(x)
+        torch.randn(1000, device=DEVICE)  # the RNG moves on between forward and backward
+        (y * y).sum().backward()
+        return [p.grad.cpu() for p in block.parameters()] + [x.grad.cpu()]
+
+    expected, actual = grads(False), grads(True)
+    for e, a in zip(expected, actual, strict=True):
+        assert torch.equal(a, e)
+
+
+def test_checkpointed_transformers_model_matches_unchecked():
+    """gradient_checkpointing_enable() on a transformers model with attention and hidden dropout:
+    the same gradients as without checkpointing."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.GPT2Config(
+        vocab_size=53,
+        n_positions=16,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        resid_pdrop=0.3,
+        embd_pdrop=0.3,
+        attn_pdrop=0.3,
+    )
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(cfg).to(DEVICE).train()
+    ids = torch.randint(53, (2, 12), generator=torch.Generator().manual_seed(1)).to(DEVICE)
+
+    def grads():
+        model.zero_grad(set_to_none=True)
+        torch.manual_seed(3)
+        model(input_ids=ids, labels=ids).loss.backward()
+        return {n: p.grad.cpu() for n, p in model.named_parameters()}
+
+    expected = grads()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    actual = grads()
+    for name, e in expected.items():
+        torch.testing.assert_close(actual[name], e, rtol=1e-5, atol=1e-6, msg=name)
+
+
 def test_seed_and_initial_seed():
     s = torch.ocl.seed()
     assert isinstance(s, int) and torch.ocl.initial_seed() == s

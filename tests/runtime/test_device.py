@@ -188,3 +188,36 @@ def test_print_device_tensor():
     with torch.ocl.fallback_mode("silent"):
         text = repr(torch.tensor([1.5, -2.0, 3.25]).to(DEVICE))
     assert "device='ocl:0'" in text and "1.5000" in text
+
+
+# Attributes torch may probe on torch.ocl and do without, each with what happens then.
+_DEVICE_MODULE_ATTRIBUTES_NOT_PROVIDED = {
+    "sparse": "no sparse tensors on ocl (Tensor.to reports it)",
+    "_utils": "torch.load then takes the device index from the location string, which is right",
+    "default_generators": "graph-safe RNG of torch.compile, which raises without it",
+    "_get_generator": "graph-safe RNG of torch.compile, which raises without it",
+}
+
+
+def test_device_module_has_what_torch_probes_for():
+    """torch probes device modules with getattr(module, name, default) and hasattr and takes
+    another path when a name is missing - silently, in torch.utils.checkpoint's case (its
+    _initialized check: dropout masks were not replayed, gradients came out wrong). Every name
+    torch's own Python code probes for is either on torch.ocl or listed above with the reason."""
+    import pathlib
+    import re
+
+    probe = re.compile(r"(?:getattr|hasattr)\((?:device_mod\w*|device_module)\s*,\s*\"(\w+)\"")
+    root = pathlib.Path(torch.__file__).parent
+    names = set()
+    for path in root.rglob("*.py"):
+        if "testing" in path.parts:
+            continue
+        names.update(probe.findall(path.read_text(encoding="utf-8", errors="replace")))
+    assert "_initialized" in names, "the scan no longer finds torch.utils.checkpoint's probe"
+    missing = sorted(
+        n
+        for n in names
+        if not hasattr(torch.ocl, n) and n not in _DEVICE_MODULE_ATTRIBUTES_NOT_PROVIDED
+    )
+    assert not missing, f"torch probes torch.ocl for {missing}"

@@ -84,6 +84,35 @@ def test_reserved_at_least_allocated_and_empty_cache():
     del x
 
 
+def test_mem_get_info():
+    free, total = torch.ocl.mem_get_info()
+    assert total == torch.ocl.get_device_properties().total_memory
+    assert free == total - torch.ocl.memory_reserved()
+    x = torch.empty(8 * MIB, dtype=torch.uint8, device=DEVICE)
+    assert torch.ocl.mem_get_info(0)[0] <= free - 8 * MIB
+    del x
+
+
+def test_torch_accelerator_memory_functions_reach_the_allocator():
+    """torch.accelerator's memory API goes through c10::DeviceAllocator (an internal assert
+    failed before: the allocator was a plain c10::Allocator)."""
+    assert torch.accelerator.current_accelerator().type == "ocl"
+    x = torch.empty(4 * MIB, dtype=torch.uint8, device=DEVICE)
+    assert torch.accelerator.memory_allocated(0) == torch.ocl.memory_allocated()
+    assert torch.accelerator.memory_reserved(0) == torch.ocl.memory_reserved()
+    assert torch.accelerator.max_memory_allocated(0) == torch.ocl.max_memory_allocated()
+    stats = torch.accelerator.memory_stats(0)
+    ours = torch.ocl.memory_stats()
+    for key in ("allocated_bytes.all.current", "reserved_bytes.all.peak", "num_ooms"):
+        assert stats[key] == ours[key], key
+    assert torch.accelerator.get_memory_info(0) == torch.ocl.mem_get_info()
+    del x
+    torch.accelerator.reset_peak_memory_stats(0)
+    assert torch.ocl.max_memory_allocated() == torch.ocl.memory_allocated()
+    torch.accelerator.empty_cache()
+    assert torch.ocl.memory_reserved() >= torch.ocl.memory_allocated()
+
+
 def test_freed_memory_is_reused():
     x = torch.empty(2 * MIB, dtype=torch.uint8, device=DEVICE)
     del x
