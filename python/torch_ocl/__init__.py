@@ -19,6 +19,7 @@ from ._version import __version__
 _native.load()
 
 from . import amp, memory, random, streams  # noqa: E402
+from ._compile import NoInductorCodegen  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
     batch_stats,
@@ -83,6 +84,9 @@ from .streams import (  # noqa: E402
 # says so: without it, dropout inside a checkpointed block drew a different mask when recomputed
 # and the gradients came out silently wrong. The state exists once torch_ocl is imported.
 _initialized = True
+
+# Inductor's per-device code generators (see _compile.py): each refuses with the way out.
+Scheduling = PythonWrapperCodegen = CppWrapperCodegen = WrapperFxCodegen = NoInductorCodegen
 
 
 def _is_in_bad_fork() -> bool:
