@@ -162,6 +162,8 @@ at::Tensor bincount_ocl(const at::Tensor& self, const std::optional<at::Tensor>&
     return counts.to(at::kLong);
   }
   const at::ScalarType wt = weights.scalar_type() == at::kFloat ? at::kFloat : at::kDouble;
+  // The weights reach a bin by atomic floating-point additions, in no fixed order (as on CUDA).
+  at::globalContext().alertNotDeterministic("torch-ocl: bincount with weights");
   TORCH_CHECK_NOT_IMPLEMENTED(
       wt == at::kFloat || options.find("-DINT64_ATOMICS") != std::string::npos,
       "torch-ocl: bincount with float64 weights needs 64-bit atomics (cl_khr_int64_base_atomics), "

@@ -161,6 +161,15 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
         "torch-ocl: floating-point accumulation at repeated indices (index_put_ and put_ with "
         "accumulate, index_add_, index_reduce_, scatter_add_, scatter_reduce_ sum/prod/mean)");
   }
+  // Copies to indices that may repeat: which source lands at a repeated index is unspecified.
+  // (CUDA has deterministic index_put_, index_copy_ and scatter_; torch-ocl raises instead, or
+  // warns with use_deterministic_algorithms(True, warn_only=True). Fills store one value.)
+  if (!op.gather && op.reduce == IndexReduce::kNone && !op.value.has_value() &&
+      !op.unique_targets) {
+    at::globalContext().alertNotDeterministic(
+        "torch-ocl: copying values to indices that may repeat (index_put_ and x[idx] = v with "
+        "integer indices, index_copy_, scatter_, put_)");
+  }
   const bool typed = op.value.has_value() || op.reduce != IndexReduce::kNone;
   std::string options = "-DNIDX=" + std::to_string(nidx);
   options += idx_dtype == at::kLong ? " -DIDX_T=long" : " -DIDX_T=int";
@@ -376,6 +385,10 @@ void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<
   op.indexed_sizes = sizes;
   op.indexed_strides = strides;
   if (accumulate) op.reduce = IndexReduce::kAdd;
+  op.unique_targets = std::all_of(orig.begin(), orig.end(), [](const std::optional<at::Tensor>& i) {
+    return !i.has_value() || !i->defined() || i->scalar_type() == at::kBool ||
+           i->scalar_type() == at::kByte;
+  });
   launch_indexed(space_of(iter, 0, 1, 2, iter.ntensors() - 2), op);
 }
 

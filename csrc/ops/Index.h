@@ -50,6 +50,9 @@ struct IndexedOp {
   std::optional<c10::Scalar> value;  // the source is this scalar (checked like the CPU's .to<T>)
   std::optional<c10::Scalar> alpha;  // kAdd: B times alpha
   const char* error = nullptr;       // an index out of range: this message (a string literal)
+  // A[...] = B where no two sources name one element of A (indices made from boolean masks).
+  // Otherwise a repeated index makes the copy nondeterministic (see launch_indexed).
+  bool unique_targets = false;
 };
 
 // Runs `op` over `space` (nothing when it is empty). A and B have the same dtype.
