@@ -94,6 +94,41 @@ def test_mm_transposed_and_strided(layout):
         check_mm(big[3:, 2:], b, big.to(DEVICE)[3:, 2:], bo)
 
 
+# Shapes past Matmul.cpp's packing thresholds on CPU devices (an operand of >= 2^18 elements
+# read by >= 64 rows or columns): B row-major, or A transposed, is copied into the kernel's
+# fastest layout first. On a GPU the same shapes run in place.
+PACKED = {
+    "b_rowmajor": ((70, 520, 530), False, False),  # K*N = 275,600, M = 70: B packed
+    "a_trans": ((600, 500, 70), True, False),  # M*K = 300,000, N = 70: A packed
+    "both": ((520, 520, 520), True, False),
+    "b_strided_rows": ((66, 513, 520), False, True),  # B a view with row stride 2*N
+}
+
+
+@pytest.mark.parametrize("case", sorted(PACKED))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=dtype_id)
+def test_mm_large_operands_packed(case, dtype):
+    skip_unsupported(dtype)
+    (m, k, n), a_trans, b_strided = PACKED[case]
+    a = make_cpu((m, k), dtype, low=-1, high=1, seed=4)
+    b = make_cpu((k, 2 * n if b_strided else n), dtype, low=-1, high=1, seed=5)
+    ao, bo = a.to(DEVICE), b.to(DEVICE)
+    if a_trans:
+        ao = a.t().contiguous().to(DEVICE).t()
+    if b_strided:
+        b, bo = b[:, ::2], bo[:, ::2]
+    bias = make_cpu((n,), dtype, low=-1, high=1, seed=6)
+    out = torch.addmm(bias.to(DEVICE), ao, bo, beta=0.5, alpha=2.0)
+    a64, b64, c64 = a.double(), b.double(), bias.double()
+    ref = 0.5 * c64 + 2.0 * (a64 @ b64)
+    assert_mm_close(out, dtype, ref, 2.0 * (a64.abs() @ b64.abs()) + 0.5 * c64.abs(), k)
+    # Batched, with one operand broadcast over the batch (batch stride 0).
+    ab = torch.stack([a, -a]).to(DEVICE)
+    got = torch.bmm(ab, bo.expand(2, k, n))
+    ref = torch.stack([a64 @ b64, -(a64 @ b64)])
+    assert_mm_close(got, dtype, ref, (a64.abs() @ b64.abs()).expand(2, m, n), k)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=dtype_id)
 def test_mm_dtypes(dtype):
     skip_unsupported(dtype)
