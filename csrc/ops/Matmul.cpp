@@ -40,14 +40,25 @@ struct Operand {
 
 // A batch of matrices (B x rows x cols): each row-major (ld = row stride, unit column stride) or
 // transposed (unit row stride), at a fixed batch stride. Other layouts are made contiguous.
+bool is_row_major(const at::Tensor& x) {
+  const int64_t rows = x.size(1), cols = x.size(2);
+  return (x.stride(2) == 1 || cols == 1) &&
+         (rows == 1 || x.stride(1) >= std::max<int64_t>(cols, 1));
+}
+
+// Read as transposed (A_TRANS / B_TRANS) by the kernel: not row-major, unit row stride.
+bool is_read_transposed(const at::Tensor& x) {
+  const int64_t rows = x.size(1), cols = x.size(2);
+  return !is_row_major(x) && (x.stride(1) == 1 || rows == 1) &&
+         (cols == 1 || x.stride(2) >= std::max<int64_t>(rows, 1));
+}
+
 Operand layout(const at::Tensor& x) {
   const int64_t rows = x.size(1), cols = x.size(2);
   const int64_t s0 = x.stride(1), s1 = x.stride(2);
   const int64_t sb = x.size(0) == 1 ? 0 : x.stride(0);
-  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(cols, 1)))
-    return {x, false, rows == 1 ? std::max<int64_t>(cols, 1) : s0, sb};
-  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(rows, 1)))
-    return {x, true, cols == 1 ? std::max<int64_t>(rows, 1) : s1, sb};
+  if (is_row_major(x)) return {x, false, rows == 1 ? std::max<int64_t>(cols, 1) : s0, sb};
+  if (is_read_transposed(x)) return {x, true, cols == 1 ? std::max<int64_t>(rows, 1) : s1, sb};
   at::Tensor c = x.contiguous();
   return {c, false, std::max<int64_t>(cols, 1), x.size(0) == 1 ? 0 : rows * cols};
 }
@@ -151,9 +162,9 @@ void cpu_pack_operands(at::Tensor& a, at::Tensor& b) {
   const int64_t M = a.size(1), K = a.size(2), N = b.size(2);
   constexpr int64_t kMinElements = 1 << 18;  // 1 MB of float32: more than a core's L2 holds
   constexpr int64_t kMinReuse = 64;          // rows (columns) that read each packed element
-  if (!layout(b).trans && K * N >= kMinElements && M >= kMinReuse)
+  if (!is_read_transposed(b) && K * N >= kMinElements && M >= kMinReuse)
     b = b.transpose(1, 2).contiguous().transpose(1, 2);
-  if (layout(a).trans && M * K >= kMinElements && N >= kMinReuse) a = a.contiguous();
+  if (is_read_transposed(a) && M * K >= kMinElements && N >= kMinReuse) a = a.contiguous();
 }
 
 // out (B x M x N, contiguous) = beta * bias + alpha * a @ b for batches of matrices: bias is
@@ -168,7 +179,8 @@ void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor&
   at::Tensor bias_bmn;
   if (bias.defined()) bias_bmn = bias.expand({nb, M, N});
   const int device = out.device().index();
-  if ((t == at::kHalf || t == at::kBFloat16) && (device_info(device).type & CL_DEVICE_TYPE_CPU)) {
+  const bool cpu_device = device_info(device).type & CL_DEVICE_TYPE_CPU;
+  if ((t == at::kHalf || t == at::kBFloat16) && cpu_device) {
     // A CPU device widens the operands to float32 once (the packing step of a CPU GEMM): the
     // kernel reads every element of A and B many times, and widening a half on each read costs
     // more than the multiply-adds (PoCL, 512^3: 10-12 GFLOP/s reading float16 in the kernel,
@@ -180,13 +192,9 @@ void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor&
     out.copy_(tmp);
     return;
   }
-  if (device_info(device).type & CL_DEVICE_TYPE_CPU) {
-    at::Tensor pa = a, pb = b;
-    cpu_pack_operands(pa, pb);
-    launch_mm(pa, pb, bias_bmn, beta, alpha, out);
-    return;
-  }
-  launch_mm(a, b, bias_bmn, beta, alpha, out);
+  at::Tensor pa = a, pb = b;
+  if (cpu_device) cpu_pack_operands(pa, pb);
+  launch_mm(pa, pb, bias_bmn, beta, alpha, out);
 }
 
 }  // namespace
