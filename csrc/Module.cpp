@@ -7,6 +7,7 @@
 #include "ops/Fallback.h"
 #include "runtime/Allocator.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Generator.h"
 #include "runtime/OclApi.h"
 #include "runtime/Program.h"
@@ -69,6 +70,18 @@ TORCH_LIBRARY(ocl, m) {
         [](int64_t device) { set_device(static_cast<int>(device)); });
   m.def("property_strings(int device) -> str[]", property_strings);
   m.def("property_ints(int device) -> int[]", property_ints);
+  m.def("_device_profile(int device) -> (str[], str[])", [](int64_t device) {
+    std::vector<std::string> names, values;
+    for (auto& [name, value] : device_profile(static_cast<int>(device)).params()) {
+      names.push_back(name);
+      values.push_back(value);
+    }
+    return std::make_tuple(names, values);
+  });
+  m.def("_tuning_file_name(str identity) -> str",
+        [](const std::string& identity) { return tuning_file_name(identity); });
+  m.def("_device_identity(int device) -> str",
+        [](int64_t device) { return device_identity(static_cast<int>(device)); });
   m.def("synchronize(int device) -> ()", [](int64_t device) {
     synchronize_device(static_cast<int>(device), "torch.ocl.synchronize()");
   });

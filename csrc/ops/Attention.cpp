@@ -45,6 +45,7 @@
 
 #include "ops/KernelTypes.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Generator.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -69,8 +70,8 @@ size_t local_bytes(int64_t bt, int64_t dqk, int64_t dv) {
 }
 std::optional<Split> work_split(int device, int64_t dqk, int64_t dv) {
   const DeviceInfo& info = device_info(device);
-  const bool cpu = (info.type & CL_DEVICE_TYPE_CPU) != 0;
-  Split s{cpu ? 4 : 1, cpu ? 16 : 64, 16};
+  const DeviceProfile& profile = device_profile(device);
+  Split s{profile.attention_rows, profile.attention_lws, 16};
   if (static_cast<int64_t>(info.max_work_group) < s.lws) s.lws = 1;
   if (local_bytes(s.bt, dqk, dv) > info.local_mem / 2) s.bt = 8;
   if (local_bytes(s.bt, dqk, dv) > info.local_mem) return std::nullopt;

@@ -36,6 +36,7 @@
 #include "ops/KernelTypes.h"
 #include "ops/Matmul.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 #include "runtime/Stream.h"
@@ -46,8 +47,6 @@ namespace {
 
 constexpr size_t kLws = 64;
 constexpr size_t kDwLws = 64;  // DW_LWS in kernels/conv.cl
-// Upper bound on the im2col buffer; larger batches are processed a few images at a time.
-constexpr int64_t kColsBytes = int64_t{256} << 20;
 
 using Arr3 = std::array<int64_t, 3>;
 
@@ -133,7 +132,7 @@ at::ScalarType compute_type(at::ScalarType t) {
   return (t == at::kHalf || t == at::kBFloat16) ? at::kFloat : t;
 }
 
-int64_t dw_chunk(int device) { return static_cast<int64_t>(device_info(device).stream_chunk); }
+int64_t dw_chunk(int device) { return static_cast<int64_t>(device_profile(device).stream_chunk); }
 
 // Work-items of a depthwise kernel: rows of `width` positions, DW_CHUNK of them per work-item.
 int64_t dw_items(int64_t rows, int64_t width, int device) {
@@ -149,16 +148,11 @@ std::string opts_for(at::ScalarType ct, int device) {
 }
 
 // Images per chunk: as many as keep `per_image` bytes of scratch (im2col columns, partial weight
-// gradients) for each image within the budget. On CPU devices the budget is cache-sized (8 MiB,
-// TORCH_OCL_CONV_CHUNK_BYTES overrides): the columns a GEMM reads are then still in the cache
-// that im2col wrote them to (8x64x56x56 3x3 forward on PoCL: 17-18 ms against 23-26 ms with
-// all 8 images' 58 MB of columns at once); GPUs take up to kColsBytes.
+// gradients) for each image within the device profile's conv_cols_bytes (cache-sized on CPU
+// devices, so the columns a GEMM reads are still in the cache that im2col wrote them to; 256 MiB
+// on GPUs); larger batches are processed a few images at a time.
 int64_t chunk_images(int64_t per_image, int64_t N, int device) {
-  static const int64_t cpu_budget = [] {
-    const char* v = std::getenv("TORCH_OCL_CONV_CHUNK_BYTES");
-    return v ? std::atoll(v) : (int64_t{8} << 20);
-  }();
-  const int64_t budget = (device_info(device).type & CL_DEVICE_TYPE_CPU) ? cpu_budget : kColsBytes;
+  const int64_t budget = device_profile(device).conv_cols_bytes;
   return std::clamp<int64_t>(budget / std::max<int64_t>(per_image, 1), 1, std::max<int64_t>(N, 1));
 }
 

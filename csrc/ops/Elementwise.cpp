@@ -10,6 +10,7 @@
 
 #include "ops/ElementwiseBatch.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -54,7 +55,7 @@ struct VariantKeyHash {
 
 // Elements per work-item in the contiguous case: CPU devices (PoCL) vectorise a work-item's loop
 // and reach about twice the bandwidth with 64; GPUs want one element per work-item.
-size_t contiguous_chunk(int device) { return device_info(device).stream_chunk; }
+size_t contiguous_chunk(int device) { return device_profile(device).stream_chunk; }
 
 // What one launch needs, gathered before the launch starts.
 struct Plan {

@@ -13,6 +13,7 @@
 #include "ops/ElementwiseOps.h"
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/OclApi.h"
 #include "runtime/Program.h"
 #include "runtime/Stream.h"
@@ -92,10 +93,10 @@ void check_device(int device, DeviceBatches& db) {
                            nullptr) != CL_SUCCESS)
     return;
   if (max_param < sizeof(BatchList) + kSlots * sizeof(cl_mem)) return;
-  const bool cpu = (info.type & CL_DEVICE_TYPE_CPU) != 0;
+  const DeviceProfile& profile = device_profile(device);
   // One work-group runs the whole batch: worth it for ops the size of a few driver launches.
-  db.max_numel = cpu ? kBatchNumelLimit / 2 : kBatchNumelLimit;
-  db.local_size = std::min<size_t>(cpu ? 64 : 256, info.max_work_group);
+  db.max_numel = kBatchNumelLimit / profile.batch_numel_divisor;
+  db.local_size = std::min<size_t>(profile.batch_lws, info.max_work_group);
   db.usable = db.local_size > 0;
 }
 

@@ -31,6 +31,7 @@
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -42,7 +43,6 @@ namespace {
 constexpr size_t kLws = 256;
 constexpr size_t kMaxDims = 8;  // dimensions of an iteration space (long8 arguments)
 constexpr size_t kMaxIndices = 8;
-constexpr int64_t kCpuChunk = 16;
 
 cl_long8 long8_of(const std::vector<int64_t>& v) {
   cl_long8 r{};
@@ -196,9 +196,10 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
                                 device_info(device).name, " lacks");
   }
 
-  // Positions per work-item: CPU devices (PoCL) save the divisions of the positions' coordinates
-  // (consecutive positions step along the innermost dimension); GPUs want one per work-item.
-  const int64_t chunk = (device_info(device).type & CL_DEVICE_TYPE_CPU) ? kCpuChunk : 1;
+  // Positions per work-item (the device profile's index_chunk): CPU devices (PoCL) save the
+  // divisions of the positions' coordinates (consecutive positions step along the innermost
+  // dimension); GPUs want one per work-item.
+  const int64_t chunk = device_profile(device).index_chunk;
   KernelLaunch launch(get_kernel(device, "index.cl", "index_elements", options));
   launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
   launch.arg(static_cast<cl_int>(s.sizes.size()));

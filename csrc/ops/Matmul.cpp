@@ -1,9 +1,11 @@
-// mm, addmm (and so nn.Linear), bmm and baddbmm (batches in one launch) with the register-blocked
-// kernel of kernels/mm.cl; addmv (and so mv, matmul of a matrix and a vector), dot and vdot with
+// mm, addmm (and so nn.Linear), bmm and baddbmm (batches in one launch): on devices whose profile
+// says so (CPU devices) with the register-blocked kernel of kernels/mm.cl, elsewhere with the
+// local-memory tiled kernel of kernels/mm_tiled.cl, its tile from ops/GemmTiles.h; addmv (and so mv, matmul of a matrix and a vector), dot and vdot with
 // its gemv kernel; addbmm as ATen's own function (one addmm_ per batch); trace as the sum of the
 // diagonal. Transposed operands are read in place (A_TRANS / B_TRANS); other layouts are made
 // contiguous first. float16/bfloat16 accumulate in float32; they are read and stored as they are
-// (gemv everywhere, mm on GPUs; a CPU device widens mm's operands once, see baddbmm_impl); integers
+// (gemv everywhere, the tiled mm; the register-blocked mm widens its operands once, see
+// baddbmm_impl); integers
 // wrap around like CPU torch's. Registered through Structured.h: ATen's meta functions check shapes
 // and dtypes, out= and in-place are checked and resized there, and an output that overlaps an
 // operand is computed into a temporary.
@@ -22,9 +24,11 @@
 #include <ATen/ops/sum.h>
 #include <torch/library.h>
 
+#include "ops/GemmTiles.h"
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -109,20 +113,31 @@ void push_mm_scalar(KernelLaunch& launch, const at::Scalar& v, at::ScalarType t)
 }
 
 // out (B x M x N, compute dtype, unit column stride, any row and batch strides) = alpha * a @ b +
-// beta * bias, batch by batch (bias B x M x N, possibly expanded, or undefined).
+// beta * bias, batch by batch (bias B x M x N, possibly expanded, or undefined). The kernel: the
+// tiled one with `forced` (the tuner's candidate) or the tile ops/GemmTiles.h chooses, else the
+// register-blocked one. `event` (optional) receives the launch's event, for timing.
 void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
-               const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out) {
+               const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out,
+               const GemmTile* forced = nullptr, cl_event* event = nullptr) {
   const int64_t nb = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
   if (nb == 0 || M == 0 || N == 0) return;
   const int device = out.device().index();
   const at::ScalarType t = out.scalar_type();
   const Operand A = layout(a), B = layout(b);
   const bool has_bias = bias.defined() && beta.toDouble() != 0.0;
+  std::optional<GemmTile> tile;
+  if (forced) {
+    tile = *forced;
+  } else if (!device_profile(device).gemm_register_blocked) {
+    tile = gemm_tile_for(device, GemmProblem{t, A.trans, B.trans, M, N, K, nb});
+  }
   std::string opts = mm_type_options(t, device);
   if (A.trans) opts += " -DA_TRANS";
   if (B.trans) opts += " -DB_TRANS";
   if (has_bias) opts += " -DHAS_BIAS";
-  cl_kernel k = get_kernel(device, "mm.cl", "mm", opts);
+  if (tile) opts += " " + tile->options();
+  cl_kernel k = tile ? get_kernel(device, "mm_tiled.cl", "mm_tiled", opts)
+                     : get_kernel(device, "mm.cl", "mm", opts);
   const size_t item = out.itemsize();
   KernelLaunch launch(k);
   launch.arg(static_cast<cl_int>(M)).arg(static_cast<cl_int>(N)).arg(static_cast<cl_int>(K));
@@ -143,15 +158,24 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   }
   launch.arg(static_cast<cl_long>(A.sb)).arg(static_cast<cl_long>(B.sb));
   launch.arg(static_cast<cl_long>(nb == 1 ? 0 : out.stride(0))).arg(static_cast<cl_long>(bias_sb));
+  if (tile) {
+    // kernels/mm_tiled.cl's geometry: a work-group of WG_N x WG_M per TILE_M x TILE_N block.
+    const size_t tm = tile->tile_m, tn = tile->tile_n;
+    const size_t global[3] = {(N + tn - 1) / tn * tile->wg_n, (M + tm - 1) / tm * tile->wg_m,
+                              static_cast<size_t>(nb)};
+    const size_t local[3] = {static_cast<size_t>(tile->wg_n), static_cast<size_t>(tile->wg_m), 1};
+    launch.enqueue(device, 3, global, local, event);
+    return;
+  }
   const size_t TM = 6, TN = item == 8 ? 8 : 16, LX = 2, LY = 4;
   auto roundup = [](size_t x, size_t l) { return (x + l - 1) / l * l; };
   const size_t global[3] = {roundup((N + TN - 1) / TN, LX), roundup((M + TM - 1) / TM, LY),
                             static_cast<size_t>(nb)};
   const size_t local[3] = {LX, LY, 1};
-  launch.enqueue(device, 3, global, local);
+  launch.enqueue(device, 3, global, local, event);
 }
 
-// On a CPU device the kernel is fastest with A row-major and B stored N x K (B_TRANS: both read
+// The register-blocked kernel (CPU devices) is fastest with A row-major and B stored N x K (B_TRANS: both read
 // along k). Reading B row by row (a new row, 4 KB apart at N = 1024, for every k) or A transposed
 // is much slower once the operands outgrow the caches (PoCL, 2 cores, GFLOP/s of A @ B, B
 // row-major / B stored N x K / A transposed: 512^3 94 / 96 / 75, 1024^3 72 / 111 / 20, 2048^3
@@ -179,12 +203,14 @@ void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor&
   at::Tensor bias_bmn;
   if (bias.defined()) bias_bmn = bias.expand({nb, M, N});
   const int device = out.device().index();
-  const bool cpu_device = device_info(device).type & CL_DEVICE_TYPE_CPU;
+  // The register-blocked kernel (the CPU profile's) gets packed operands, and half types widened.
+  const bool cpu_device = device_profile(device).gemm_register_blocked;
   if ((t == at::kHalf || t == at::kBFloat16) && cpu_device) {
-    // A CPU device widens the operands to float32 once (the packing step of a CPU GEMM): the
-    // kernel reads every element of A and B many times, and widening a half on each read costs
-    // more than the multiply-adds (PoCL, 512^3: 10-12 GFLOP/s reading float16 in the kernel,
-    // 80 with float32 copies; bfloat16 78 and 140). GPUs read the half types in the kernel.
+    // The register-blocked kernel's operands are widened to float32 once (the packing step of a
+    // CPU GEMM): it reads every element of A and B many times, and widening a half on each read
+    // costs more than the multiply-adds (PoCL, 512^3: 10-12 GFLOP/s reading float16 in the
+    // kernel, 80 with float32 copies; bfloat16 78 and 140). The tiled kernel widens each element
+    // once, into local memory.
     at::Tensor tmp = at::empty({nb, M, N}, out.options().dtype(at::kFloat));
     at::Tensor a32 = a.to(at::kFloat), b32 = b.to(at::kFloat);
     cpu_pack_operands(a32, b32);
@@ -202,6 +228,11 @@ void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor&
 void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                const at::Tensor& bias) {
   launch_mm(a, b, bias, 1, 1, out);
+}
+
+void gemm_with_tile(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                    const GemmTile& tile, cl_event* event) {
+  launch_mm(a, b, {}, 0, 1, out, &tile, event);
 }
 
 namespace {

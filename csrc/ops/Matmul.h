@@ -3,6 +3,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <CL/cl.h>
+
+#include "runtime/DeviceProfile.h"
 
 namespace torch_ocl {
 
@@ -13,5 +16,10 @@ namespace torch_ocl {
 // types first).
 void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                const at::Tensor& bias);
+
+// out = a @ b as gemm_into, through the tiled kernel with this tile whatever the device profile
+// says (the GEMM tuner's candidates); `event` (optional) receives the launch's event.
+void gemm_with_tile(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                    const GemmTile& tile, cl_event* event);
 
 }  // namespace torch_ocl

@@ -14,6 +14,7 @@
 #include "ops/KernelTypes.h"
 #include "runtime/Allocator.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/OclApi.h"
 #include "runtime/Stream.h"
@@ -31,14 +32,14 @@ constexpr int64_t kMaxIndex = int64_t{1} << 31;
 MtGeometry make_geometry(int device) {
   const DeviceInfo& info = device_info(device);
   MtGeometry g;
-  const bool cpu = (info.type & CL_DEVICE_TYPE_CPU) != 0;
+  const DeviceProfile& profile = device_profile(device);
   // CPU devices (PoCL) vectorise a work-item's loop over consecutive elements, as in the
   // elementwise kernels; GPUs want neighbouring work-items on neighbouring elements.
-  g.lws = std::min<size_t>(cpu ? 64 : 256, info.max_work_group);
+  g.lws = std::min<size_t>(profile.multi_tensor_lws, info.max_work_group);
   size_t p2 = 1;
   while (p2 * 2 <= g.lws) p2 *= 2;
   g.lws = p2;
-  g.per = cpu ? 64 : 8;
+  g.per = profile.multi_tensor_per_item;
   size_t max_param = 0;
   cl_uint address_bits = 64;
   OCL_CHECK(cl().clGetDeviceInfo(info.id, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof(max_param),
@@ -52,7 +53,9 @@ MtGeometry make_geometry(int device) {
   g.words = static_cast<uint32_t>(
       std::min<size_t>(kMaxWords, (max_param - buffer_bytes - kOtherArgBytes) / 4));
   g.options = " -DMT_WORDS=" + std::to_string(g.words) + " -DLWS=" + std::to_string(g.lws) +
-              " -DMT_PER=" + std::to_string(g.per) + (cpu ? " -DMT_CONSEC" : "");
+              " -DMT_PER=" + std::to_string(g.per) +
+              // A work-item's elements consecutive where the profile streams runs per work-item.
+              (profile.stream_chunk > 1 ? " -DMT_CONSEC" : "");
   return g;
 }
 

@@ -18,6 +18,7 @@
 
 #include "ops/KernelTypes.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -129,7 +130,7 @@ std::pair<at::Tensor, at::Tensor> stats(const View& x, const Shape& s, double ep
   }
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_stats", o.str(device)));
   push_shape(l, s);
-  l.arg(static_cast<cl_int>(device_info(device).stream_chunk));
+  l.arg(static_cast<cl_int>(device_profile(device).stream_chunk));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
   l.buffer(buffer_of(mean), mean.itemsize()).buffer(buffer_of(rstd), rstd.itemsize());
@@ -156,7 +157,7 @@ void apply(const View& x, const Shape& s, double eps, const at::Tensor& mean,
   if (w.defined() || b.defined()) o.w = (w.defined() ? w : b).scalar_type();
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_apply", o.str(device)));
   push_shape(l, s);
-  const int64_t spt = static_cast<int64_t>(device_info(device).stream_chunk);
+  const int64_t spt = static_cast<int64_t>(device_profile(device).stream_chunk);
   l.arg(static_cast<cl_int>(spt));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
@@ -184,7 +185,7 @@ std::pair<at::Tensor, at::Tensor> sums(const View& x, const View& dy, const Shap
   if (w.defined()) o.w = w.scalar_type();
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_sums", o.str(device)));
   push_shape(l, s);
-  l.arg(static_cast<cl_int>(device_info(device).stream_chunk));
+  l.arg(static_cast<cl_int>(device_profile(device).stream_chunk));
   l.arg(static_cast<cl_int>(by_channel));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
@@ -207,7 +208,7 @@ void dx_kernel(const View& x, const View& dy, const Shape& s, bool use_sums, dou
   if (w.defined()) o.w = w.scalar_type();
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_dx", o.str(device)));
   push_shape(l, s);
-  const int64_t spt = static_cast<int64_t>(device_info(device).stream_chunk);
+  const int64_t spt = static_cast<int64_t>(device_profile(device).stream_chunk);
   l.arg(static_cast<cl_int>(spt));
   l.arg(static_cast<cl_int>(use_sums));
   push_acc(l, eps, x.t.scalar_type());

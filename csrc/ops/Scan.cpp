@@ -19,6 +19,7 @@
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -119,7 +120,7 @@ void scan_along(const at::Tensor& self, int64_t dim, ScanOp op, const at::Tensor
   // streams its own chunk, with no barriers (measured 1e6-element cumsum: 26 ms tiled, ~2 ms
   // per column on PoCL, 2 cores).
   const bool use_tile =
-      inner == 1 && n >= tile / 2 && !(info.type & CL_DEVICE_TYPE_CPU);
+      inner == 1 && n >= tile / 2 && device_profile(s.device).scan_tiles;
 
   // How many chunks the scanned dimension is cut into: enough work for the device when there
   // are few rows (or columns), each chunk still long enough to be worth its extra pass.

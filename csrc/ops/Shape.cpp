@@ -30,6 +30,7 @@
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -121,7 +122,7 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   const size_t itemsize = out.itemsize();
   const FillBits zero;
   // Runs of up to `chunk` elements along dim 0 per work-item (kernels/shape.cl).
-  const int64_t chunk = static_cast<int64_t>(device_info(device).stream_chunk);
+  const int64_t chunk = static_cast<int64_t>(device_profile(device).stream_chunk);
   KernelLaunch l(
       get_kernel(device, "shape.cl", "remap",
                  std::string("-DT=") + bits_tag(itemsize) + " -DCHUNK=" + std::to_string(chunk)));

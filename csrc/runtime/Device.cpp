@@ -113,7 +113,6 @@ void enumerate() {
       info.c_version = device_string(*api, d, CL_DEVICE_OPENCL_C_VERSION);
       info.extensions = device_string(*api, d, CL_DEVICE_EXTENSIONS);
       info.type = device_value<cl_device_type>(*api, d, CL_DEVICE_TYPE);
-      info.stream_chunk = (info.type & CL_DEVICE_TYPE_CPU) ? 64 : 1;
       info.global_mem = device_value<cl_ulong>(*api, d, CL_DEVICE_GLOBAL_MEM_SIZE);
       info.max_alloc = device_value<cl_ulong>(*api, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
       info.local_mem = device_value<cl_ulong>(*api, d, CL_DEVICE_LOCAL_MEM_SIZE);

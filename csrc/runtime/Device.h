@@ -19,10 +19,6 @@ struct DeviceInfo {
   uint64_t global_mem = 0, max_alloc = 0, local_mem = 0;
   uint32_t compute_units = 0, vendor_id = 0, mem_base_align_bits = 0;
   size_t max_work_group = 0;
-  // Elements a work-item of a streaming kernel (elementwise, normalisation) takes in a row: 64 on
-  // CPU devices, where a work-item's own loop runs far faster than one work-item per element
-  // (PoCL: about 2 ns per work-item), 1 elsewhere (neighbouring work-items, coalesced loads).
-  size_t stream_chunk = 1;
   bool fp16 = false, fp64 = false;
   int c_major = 1, c_minor = 2;  // OpenCL C version of the device
 };

@@ -36,11 +36,14 @@ class KernelLaunch {
     return *this;
   }
 
-  // Enqueues on the current stream of `device` with explicit global and local sizes.
-  void enqueue(int device, cl_uint dims, const size_t* global, const size_t* local) {
+  // Enqueues on the current stream of `device` with explicit global and local sizes. `event`
+  // (optional, for timing: runtime/Tuner.h) receives the command's event, which the caller
+  // releases.
+  void enqueue(int device, cl_uint dims, const size_t* global, const size_t* local,
+               cl_event* event = nullptr) {
     cl_command_queue q = current_queue(device);
     OCL_CHECK(
-        cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, nullptr));
+        cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, event));
     note_enqueued(q);
   }
   void enqueue1d(int device, size_t global, size_t local) {

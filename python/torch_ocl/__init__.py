@@ -18,7 +18,7 @@ from ._version import __version__
 
 _native.load()
 
-from . import amp, memory, random, streams  # noqa: E402
+from . import amp, memory, random, streams, tuning  # noqa: E402
 from ._compile import NoInductorCodegen  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
@@ -69,6 +69,7 @@ from .random import (  # noqa: E402
     set_rng_state,
     set_rng_state_all,
 )
+from .tuning import DeviceProfile, device_profile, gemm_tile, tune_gemm  # noqa: E402
 from .streams import (  # noqa: E402
     Event,
     Stream,
@@ -114,6 +115,20 @@ class _OclModule(types.ModuleType):
     def conv_benchmark(self, value: bool) -> None:
         torch.ops.ocl.set_tuning_enabled(bool(value))
 
+    @property
+    def tuning_enabled(self) -> bool:
+        """When True, kernels with several variants or tunable parameters time their candidates
+        on first use of a shape class and keep the fastest (recorded per device beside the kernel
+        cache; later processes reuse it without timing): convolution algorithms (the same switch
+        as ``conv_benchmark``) and the tiled GEMM's tiles (a bounded candidate set; see
+        :func:`torch.ocl.tune_gemm` for an explicit, complete run). Off by default: the device
+        profile's defaults, or choices recorded earlier."""
+        return torch.ops.ocl.tuning_enabled()
+
+    @tuning_enabled.setter
+    def tuning_enabled(self, value: bool) -> None:
+        torch.ops.ocl.set_tuning_enabled(bool(value))
+
 
 def _register() -> None:
     if torch._C._get_privateuse1_backend_name() != "ocl":
@@ -131,6 +146,7 @@ _register()
 
 
 __all__ = [
+    "DeviceProfile",
     "DeviceProperties",
     "Event",
     "Stream",
@@ -143,9 +159,11 @@ __all__ = [
     "default_stream",
     "device",
     "device_count",
+    "device_profile",
     "empty_cache",
     "fallback_counts",
     "fallback_mode",
+    "gemm_tile",
     "get_amp_supported_dtype",
     "get_device_name",
     "get_device_properties",
@@ -184,5 +202,7 @@ __all__ = [
     "streams",
     "sync_debug_mode",
     "synchronize",
+    "tune_gemm",
+    "tuning",
     "why_unavailable",
 ]

@@ -1,0 +1,45 @@
+// Which tile the tiled GEMM (kernels/mm_tiled.cl) uses for a product, and its on-device tuner.
+// The tile comes from, in order: the tuning store (runtime/Tuning.h) for the product's
+// (dtype, layout, size class) on this device and driver; a tuning run, when tuning is on
+// (torch.ocl.tuning_enabled) and the store has no entry; the device profile's default for the
+// size class (runtime/DeviceProfile.h). A stored tile that does not parse or is not legal on the
+// device counts as no entry.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/DeviceProfile.h"
+
+namespace torch_ocl {
+
+enum class GemmSize { kSmall, kMedium, kLarge };
+
+struct GemmProblem {
+  at::ScalarType dtype;
+  bool a_trans = false, b_trans = false;
+  int64_t M = 0, N = 0, K = 0, batches = 1;
+};
+
+// The tile for this product, or nullopt when the device runs the register-blocked kernel (CPU
+// profile, or no tile fits the device for this element size).
+std::optional<GemmTile> gemm_tile_for(int device, const GemmProblem& p);
+
+// The legal candidates of the tuner for elements of `elem_bytes` on `device`, in a fixed order.
+std::vector<GemmTile> gemm_candidates(int device, size_t elem_bytes);
+
+struct GemmTuneResult {
+  std::optional<GemmTile> best;
+  std::vector<GemmTile> tried;
+  std::vector<double> seconds;  // per tried tile; negative: failed to build/launch or wrong
+  std::string key;              // the tuning store's key the result was recorded under
+};
+// Times up to `max_candidates` tiles (all legal ones if <= 0; a bounded, evenly spread subset
+// always containing the profile's tiles otherwise) on random operands of the problem's shape,
+// checks each against the profile default's result, records the fastest in the tuning store.
+GemmTuneResult tune_gemm(int device, const GemmProblem& p, int max_candidates);
+
+}  // namespace torch_ocl
