@@ -10,6 +10,7 @@
     nox -s sdist             build the sdist, then torch-ocl from it (the README's source build)
     nox -s kernels           OpenCL kernel tests through pyopencl only (no torch, no build)
     nox -s oclgrind          kernel and op tests on the Oclgrind simulator
+    nox -s gpu_profile       op suite and models with every device on the GPU profile
     nox -s bench             benchmarks/bench_runtime.py against the built wheel
     nox -s stress            the thread stress tests, 20x longer than in the default suite
     nox -s test -- -x -k add extra arguments go to pytest (to bench_runtime.py for bench)
@@ -407,6 +408,19 @@ def oclgrind(session: nox.Session) -> None:
         )
     _install_wheel(session, "pocl,test", "pyopencl[pocl,oclgrind]")
     session.run("bash", "ci/run-oclgrind.sh", *session.posargs, external=True)
+
+
+@nox.session
+def gpu_profile(session: nox.Session) -> None:
+    """The op suite and the default models with every device on the GPU profile
+    (TORCH_OCL_DEVICE_PROFILE=gpu): the GPU variants of every kernel family on PoCL. Arguments
+    replace the default pytest arguments (tests/ops tests/models -q -m "not slow"); with none,
+    .ci/run's slice is `bash ci/run-gpu-profile.sh`."""
+    _install_wheel(session, "pocl,test")
+    session.install(*CONSTRAINTS, "torchvision", "timm")
+    _require_device(session)
+    args = session.posargs or ["tests/ops", "tests/models", "-q", "-m", "not slow"]
+    session.run("bash", "ci/run-gpu-profile.sh", *args, external=True)
 
 
 @nox.session

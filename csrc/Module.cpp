@@ -115,6 +115,14 @@ TORCH_LIBRARY(ocl, m) {
   m.def("tuning_file(int device) -> str",
         [](int64_t device) { return tuning_file(static_cast<int>(device)); });
   m.def("clear_tuned_choices() -> ()", [] { clear_tuned_choices(); });
+  // Test hooks of the tuning store: record and read a value as a tuner would.
+  m.def("_record_tuned_value(int device, str key, str value) -> ()",
+        [](int64_t device, const std::string& key, const std::string& value) {
+          record_tuned_value(static_cast<int>(device), key, value);
+        });
+  m.def("_tuned_value(int device, str key) -> str?", [](int64_t device, const std::string& key) {
+    return tuned_value(static_cast<int>(device), key);
+  });
   m.def("fallback_counts() -> (str[], int[])", [] { return unzip(fallback_counts()); });
   m.def("reset_fallback_counts() -> ()", [] { reset_fallback_counts(); });
   m.def("manual_seed(int device, int seed) -> ()", [](int64_t device, int64_t seed) {

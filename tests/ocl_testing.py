@@ -204,3 +204,26 @@ def check_op(fn, cpu_args, ocl_args, *, ref64=True, exact=False, rtol=None, atol
     actual = fn(*ocl_args)
     assert_ocl_close(actual, expected, exact=exact, rtol=rtol, atol=atol)
     return actual, expected
+
+
+def _fnv1a64(data: bytes) -> int:
+    h = 14695981039346656037
+    for byte in data:
+        h ^= byte
+        h = (h * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def tuning_line(value: str, key: str) -> str:
+    """A line of the device's tuning file (runtime/Tuning.h: "<value>\\t<key>\\t<checksum>")."""
+    return f"{value}\t{key}\t{_fnv1a64((value + chr(9) + key).encode()):016x}\n"
+
+
+def parse_tuning_lines(text: str) -> list[tuple[str, str]]:
+    """(value, key) of each well-formed line of a tuning file, in order."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and tuning_line(parts[0], parts[1]) == line + "\n":
+            out.append((parts[0], parts[1]))
+    return out
