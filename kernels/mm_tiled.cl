@@ -29,6 +29,26 @@
 // are never stored, so NaN and Inf propagate exactly as in the untiled product. The sums run in
 // k order per element, in T (float for the half types).
 //
+// Implicit-GEMM convolution (-DCONV_B): B is not a matrix in memory but the im2col columns of a
+// convolution's input, read on the fly (no column buffer): B[r, p] for r = ((c * KD + kd) * KH +
+// kh) * KW + kw and output position p = (od * OH + oh) * OW + ow is
+//   x[c * x_sc + id * x_ss.x + ih * x_ss.y + iw * x_ss.z],  id = od * st.x - pd.x + kd * dl.x
+// (likewise ih, iw), or 0 where that lies in the padding. Batch z = image * G + group: A (the
+// weight, COg x Cg*kvol) starts group * a_sb elements in, B (the input) image * b_sb + group *
+// b_sg, C (the output, COg x OD*OH*OW per image and group, unit column stride) image * c_sb +
+// group * c_sg, the bias group * bias_sb.
+// Implicit-GEMM weight gradient (-DCONV_WGRAD): C (COg x Cg*kvol per group) = gy @ columns^T
+// summed over images and positions, k = image * L + p (L = OD*OH*OW): A[co, k] is
+// gy[image * gy_sn + co * gy_sc + p] (gy's positions contiguous), B[k, r] the column element
+// above of image k / L (x_sn apart). Batch z = group * S + split: split s sums k in
+// [s * KS, (s + 1) * KS) into its own partial C (c_sb apart; the host adds the S partials), the
+// group's A, B and C start group * a_sb, b_sb and c_sg elements in. No bias.
+// Both convolution forms take these arguments after the usual ones (unused ones any value):
+//   int G, int S, int KS, long b_sg, long c_sg, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
+//   int4 dl, long x_sc, long4 x_ss, long x_sn, long gy_sn, long gy_sc
+// (sizes and strides as in kernels/conv.cl: .x depth, .y height, .z width). Neither takes
+// A_TRANS or B_TRANS.
+//
 // Launch geometry (the host MUST use exactly this; M > 0 and N > 0):
 //   global = { ceil(N / TILE_N) * WG_N, ceil(M / TILE_M) * WG_M, batches }
 //   local  = { WG_N, WG_M, 1 }     (enforced with reqd_work_group_size)
@@ -78,15 +98,53 @@
 #if (TILE_M * TILE_K) % WGS != 0 || (TILE_N * TILE_K) % WGS != 0
 #error "TILE_M * TILE_K and TILE_N * TILE_K must be multiples of WG_M * WG_N"
 #endif
+#if (defined(CONV_B) || defined(CONV_WGRAD)) && (defined(A_TRANS) || defined(B_TRANS))
+#error "the convolution forms read their operands through the im2col mapping: no A_TRANS/B_TRANS"
+#endif
 #if WM > 16 || WN > 16
 #error "a work-item's block is at most 16 x 16"
+#endif
+
+#if defined(CONV_B) || defined(CONV_WGRAD)
+#define MM_CONV 1
+// The input element im2col puts at row r, column p (an output position) of one image `x`, or 0
+// where it lies in the padding.
+inline T conv_col(__global const SP* x, int r, int p, int4 isz, int4 osz, int4 ks, int4 st,
+                  int4 pd, int4 dl, long x_sc, long4 x_ss) {
+  const int kw = r % ks.z;
+  r /= ks.z;
+  const int kh = r % ks.y;
+  r /= ks.y;
+  const int kd = r % ks.x;
+  const int c = r / ks.x;
+  const int ow = p % osz.z;
+  p /= osz.z;
+  const int oh = p % osz.y;
+  const int od = p / osz.y;
+  const int id = od * st.x - pd.x + kd * dl.x;
+  const int ih = oh * st.y - pd.y + kh * dl.y;
+  const int iw = ow * st.z - pd.z + kw * dl.z;
+  if (id < 0 || id >= isz.x || ih < 0 || ih >= isz.y || iw < 0 || iw >= isz.z) return (T)0;
+  return MM_LD(x, (long)c * x_sc + (long)id * x_ss.x + (long)ih * x_ss.y + (long)iw * x_ss.z);
+}
+#endif
+
+// B's tile is loaded with k fastest where B is contiguous along k.
+#if defined(B_TRANS) || defined(CONV_WGRAD)
+#define MM_B_K_FASTEST 1
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
     int M, int N, int K, __global const SP* A, ulong a_off, long lda, __global const SP* B,
     ulong b_off, long ldb, __global SP* C, ulong c_off, long ldc, T alpha, T beta,
     __global const SP* bias, ulong bias_off, long bias_sm, long bias_sn, long a_sb, long b_sb,
-    long c_sb, long bias_sb) {
+    long c_sb, long bias_sb
+#ifdef MM_CONV
+    ,
+    int G, int S, int KS, long b_sg, long c_sg, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
+    int4 dl, long x_sc, long4 x_ss, long x_sn, long gy_sn, long gy_sc
+#endif
+) {
   // As[k][m] and Bs[k][n]: a row of k is contiguous along m (n), which the compute loop reads.
   __local T As[TILE_K][TILE_M + TILE_PAD];
   __local T Bs[TILE_K][TILE_N + TILE_PAD];
@@ -95,11 +153,31 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
   const int lid = ly * WG_N + lx;
   const int m0 = get_group_id(1) * TILE_M;
   const int n0 = get_group_id(0) * TILE_N;
+  int k_begin = 0, k_end = K;
+#if defined(CONV_B)
+  const long image = (long)get_group_id(2) / G, group = (long)get_group_id(2) % G;
+  A += a_off + group * a_sb;
+  B += b_off + image * b_sb + group * b_sg;
+  C += c_off + image * c_sb + group * c_sg;
+  bias += bias_off + group * bias_sb;
+#elif defined(CONV_WGRAD)
+  // Batch z = group * S + split: split s sums k in [s * KS, (s + 1) * KS) into its own partial
+  // gradient (c_sb apart), k = image * L + output position.
+  const long group = (long)get_group_id(2) / S, split = (long)get_group_id(2) % S;
+  const int L = osz.x * osz.y * osz.z;
+  k_begin = (int)split * KS;
+  k_end = min(K, k_begin + KS);
+  A += a_off + group * a_sb;
+  B += b_off + group * b_sb;
+  C += c_off + split * c_sb + group * c_sg;
+  bias += bias_off;
+#else
   const long batch = (long)get_group_id(2);
   A += a_off + batch * a_sb;
   B += b_off + batch * b_sb;
   C += c_off + batch * c_sb;
   bias += bias_off + batch * bias_sb;
+#endif
 
   T acc[WM][WN];
 #pragma unroll
@@ -108,7 +186,7 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
     for (int j = 0; j < WN; ++j) acc[i][j] = (T)0;
   }
 
-  for (int k0 = 0; k0 < K; k0 += TILE_K) {
+  for (int k0 = k_begin; k0 < k_end; k0 += TILE_K) {
     // A's tile (TILE_M x TILE_K), element e of the work-group's A_LOADS * WGS, walking the
     // stored matrix's contiguous dimension fastest.
 #pragma unroll
@@ -121,8 +199,11 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
 #endif
       const int gm = m0 + mm, gk = k0 + kk;
       T v = (T)0;
-      if (gm < M && gk < K) {
-#ifdef A_TRANS
+      if (gm < M && gk < k_end) {
+#if defined(CONV_WGRAD)
+        // A = the output gradient: A[co, k] = gy[image, co, position].
+        v = MM_LD(A, (long)(gk / L) * gy_sn + (long)gm * gy_sc + gk % L);
+#elif defined(A_TRANS)
         v = MM_LD(A, (long)gk * lda + gm);
 #else
         v = MM_LD(A, (long)gm * lda + gk);
@@ -134,15 +215,21 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
 #pragma unroll
     for (int r = 0; r < B_LOADS; ++r) {
       const int e = lid + r * WGS;
-#ifdef B_TRANS
-      const int kk = e % TILE_K, nn = e / TILE_K;  // B stored N x K: k contiguous
+#ifdef MM_B_K_FASTEST
+      const int kk = e % TILE_K, nn = e / TILE_K;  // B contiguous along k
 #else
-      const int nn = e % TILE_N, kk = e / TILE_N;  // B stored K x N: n contiguous
+      const int nn = e % TILE_N, kk = e / TILE_N;  // B contiguous along n
 #endif
       const int gn = n0 + nn, gk = k0 + kk;
       T v = (T)0;
-      if (gn < N && gk < K) {
-#ifdef B_TRANS
+      if (gn < N && gk < k_end) {
+#if defined(CONV_B)
+        // B = the im2col columns of the image: B[r, p].
+        v = conv_col(B, gk, gn, isz, osz, ks, st, pd, dl, x_sc, x_ss);
+#elif defined(CONV_WGRAD)
+        // B = the transposed columns: B[k, r] = columns[r, position] of image k / L.
+        v = conv_col(B + (long)(gk / L) * x_sn, gn, gk % L, isz, osz, ks, st, pd, dl, x_sc, x_ss);
+#elif defined(B_TRANS)
         v = MM_LD(B, (long)gn * ldb + gk);
 #else
         v = MM_LD(B, (long)gk * ldb + gn);

@@ -31,8 +31,10 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "ops/GemmTiles.h"
 #include "ops/KernelTypes.h"
 #include "ops/Matmul.h"
 #include "runtime/Device.h"
@@ -448,9 +450,73 @@ void forward_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& 
   forward_gemm_into(x5, w5, b, g, out5);
 }
 
-// forward_into by im2col (or the input as it lies) and GEMM.
+// The convolution arguments of kernels/mm_tiled.cl's implicit-GEMM forms (-DCONV_B,
+// -DCONV_WGRAD): groups, splits of k and k per split, the group strides of B and C, the geometry,
+// the input's strides and the output gradient's (undefined: none).
+void push_implicit_args(KernelLaunch& l, const Geom& g, int splits, int k_per_split, int64_t b_sg,
+                        int64_t c_sg, const at::Tensor& x5, const at::Tensor& gy5) {
+  l.arg(static_cast<cl_int>(g.G)).arg(static_cast<cl_int>(splits));
+  l.arg(static_cast<cl_int>(k_per_split));
+  l.arg(static_cast<cl_long>(b_sg)).arg(static_cast<cl_long>(c_sg));
+  push_geometry(l, g);
+  l.arg(static_cast<cl_long>(x5.stride(1))).arg(spatial_strides(x5));
+  l.arg(static_cast<cl_long>(x5.stride(0)));
+  l.arg(static_cast<cl_long>(gy5.defined() ? gy5.stride(0) : 0));
+  l.arg(static_cast<cl_long>(gy5.defined() ? gy5.stride(1) : 0));
+}
+
+// forward_into as one implicit GEMM (kernels/mm_tiled.cl with -DCONV_B): the tiled GEMM reads
+// the im2col columns straight from the input, so no column buffer is written or read, for every
+// image and group in one launch. Runs where the device profile says so (GPUs) and the tiled GEMM
+// has a tile for the dtype; returns false otherwise.
+bool forward_implicit_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& b,
+                           const Geom& g, const at::Tensor& out5) {
+  const int device = out5.device().index();
+  if (!device_profile(device).conv_implicit_gemm) return false;
+  const int64_t L = g.L(), Kg = g.Cg() * g.kvol(), COg = g.COg();
+  // The kernel indexes rows, columns and k with 32-bit ints.
+  if (L > INT_MAX || Kg > INT_MAX || COg > INT_MAX) return false;
+  const at::ScalarType t = out5.scalar_type();
+  const std::optional<GemmTile> tile =
+      gemm_tile_for(device, GemmProblem{t, false, false, COg, L, Kg, g.N * g.G});
+  if (!tile) return false;
+  const at::Tensor w2 = w5.contiguous().view({g.CO, Kg});
+  const at::Tensor y = out5.is_contiguous() ? out5 : at::empty(out5.sizes(), out5.options());
+  const size_t item = y.itemsize();
+  std::string opts = std::string("-DT=") + type_tag(t, device) + " -DCONV_B " + tile->options();
+  if (b.defined()) opts += " -DHAS_BIAS";
+  KernelLaunch l(get_kernel(device, "mm_tiled.cl", "mm_tiled", opts));
+  l.arg(static_cast<cl_int>(COg)).arg(static_cast<cl_int>(L)).arg(static_cast<cl_int>(Kg));
+  l.buffer(buffer_of(w2), item).arg(static_cast<cl_long>(Kg));
+  l.buffer(buffer_of(x5), item).arg(static_cast<cl_long>(0));
+  l.buffer(buffer_of(y), item).arg(static_cast<cl_long>(L));
+  push_compute_scalar(l, 1, t);
+  push_compute_scalar(l, b.defined() ? 1 : 0, t);
+  if (b.defined()) {
+    l.buffer(buffer_of(b), item).arg(static_cast<cl_long>(1)).arg(static_cast<cl_long>(0));
+  } else {
+    l.buffer(buffer_of(y), item).arg(static_cast<cl_long>(0)).arg(static_cast<cl_long>(0));
+  }
+  // Batch strides: the weight per group, the input per image, the output per image, the bias
+  // per group; then the conv arguments.
+  l.arg(static_cast<cl_long>(COg * Kg)).arg(static_cast<cl_long>(x5.stride(0)));
+  l.arg(static_cast<cl_long>(g.CO * L)).arg(static_cast<cl_long>(b.defined() ? COg : 0));
+  push_implicit_args(l, g, 1, static_cast<int>(Kg), g.Cg() * x5.stride(1), COg * L, x5, {});
+  const size_t tm = tile->tile_m, tn = tile->tile_n;
+  const size_t global[3] = {(static_cast<size_t>(L) + tn - 1) / tn * tile->wg_n,
+                            (static_cast<size_t>(COg) + tm - 1) / tm * tile->wg_m,
+                            static_cast<size_t>(g.N * g.G)};
+  const size_t local[3] = {static_cast<size_t>(tile->wg_n), static_cast<size_t>(tile->wg_m), 1};
+  l.enqueue(device, 3, global, local);
+  if (!y.is_same(out5)) out5.copy_(y);
+  return true;
+}
+
+// forward_into by im2col (or the input as it lies) and GEMM; on GPUs (device profile) by one
+// implicit GEMM instead.
 void forward_gemm_into(const at::Tensor& x5, const at::Tensor& w5, const at::Tensor& b,
                        const Geom& g, const at::Tensor& out5) {
+  if (forward_implicit_into(x5, w5, b, g, out5)) return;
   const int64_t L = g.L(), rows = g.C * g.kvol(), Kg = g.Cg() * g.kvol();
   const at::Tensor w2 = w5.contiguous().view({g.CO, Kg});
   if (g.G == 1 && (!pointwise(g) || rows_view(x5).defined())) {
@@ -596,6 +662,69 @@ void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tens
   }
 }
 
+// gw (contiguous [CO, Cg, ks]) <- the weight gradient as one implicit GEMM (kernels/mm_tiled.cl
+// with -DCONV_WGRAD): gy [COg x N*L] @ columns^T [N*L x Cg*kvol] per group, the columns read
+// from the input in place. The long k (images x positions) is split so that the grid fills the
+// device: each split writes a partial gradient, and the partials are added (their order fixed).
+// Runs where the device profile says so (GPUs) and the tiled GEMM has a tile; false otherwise.
+bool weight_grad_implicit_into(const at::Tensor& gy5_in, const at::Tensor& x5, const Geom& g,
+                               const at::Tensor& gw) {
+  const int device = gw.device().index();
+  if (!device_profile(device).conv_implicit_gemm) return false;
+  const int64_t L = g.L(), Kg = g.Cg() * g.kvol(), COg = g.COg(), K = g.N * L;
+  if (K > INT_MAX || Kg > INT_MAX || COg > INT_MAX) return false;
+  const at::ScalarType t = gw.scalar_type();
+  const std::optional<GemmTile> tile =
+      gemm_tile_for(device, GemmProblem{t, false, true, COg, Kg, K, g.G});
+  if (!tile) return false;
+  // gy's positions must be contiguous per (image, channel).
+  const at::Tensor gy5 =
+      (gy5_in.stride(4) == 1 || g.osz[2] == 1) &&
+              (gy5_in.stride(3) == g.osz[2] || g.osz[1] == 1) &&
+              (gy5_in.stride(2) == g.osz[1] * g.osz[2] || g.osz[0] == 1)
+          ? gy5_in
+          : gy5_in.contiguous();
+  // Splits: enough work-groups for two per compute unit, each split at least 8 k tiles long.
+  const int64_t tiles = ((COg + tile->tile_m - 1) / tile->tile_m) *
+                        ((Kg + tile->tile_n - 1) / tile->tile_n) * g.G;
+  const int64_t cus = std::max<int64_t>(1, device_info(device).compute_units);
+  const int64_t min_len = int64_t{8} * tile->tile_k;
+  int64_t splits = std::clamp<int64_t>((2 * cus + tiles - 1) / tiles, 1,
+                                       std::max<int64_t>(1, K / min_len));
+  splits = std::min<int64_t>(splits, 64);
+  int64_t per = (K + splits - 1) / splits;
+  per = (per + tile->tile_k - 1) / tile->tile_k * tile->tile_k;
+  splits = (K + per - 1) / per;
+  const at::Tensor part =
+      splits == 1 ? gw : at::empty({splits, g.CO, Kg}, gw.options());
+  const size_t item = gw.itemsize();
+  const std::string opts =
+      std::string("-DT=") + type_tag(t, device) + " -DCONV_WGRAD " + tile->options();
+  KernelLaunch l(get_kernel(device, "mm_tiled.cl", "mm_tiled", opts));
+  l.arg(static_cast<cl_int>(COg)).arg(static_cast<cl_int>(Kg)).arg(static_cast<cl_int>(K));
+  l.buffer(buffer_of(gy5), item).arg(static_cast<cl_long>(0));
+  l.buffer(buffer_of(x5), item).arg(static_cast<cl_long>(0));
+  l.buffer(buffer_of(part), item).arg(static_cast<cl_long>(Kg));
+  push_compute_scalar(l, 1, t);
+  push_compute_scalar(l, 0, t);
+  l.buffer(buffer_of(part), item).arg(static_cast<cl_long>(0)).arg(static_cast<cl_long>(0));
+  // Batch strides: gy and x per group, the partials per split; the bias's unused.
+  l.arg(static_cast<cl_long>(COg * gy5.stride(1))).arg(static_cast<cl_long>(g.Cg() * x5.stride(1)));
+  l.arg(static_cast<cl_long>(g.CO * Kg)).arg(static_cast<cl_long>(0));
+  push_implicit_args(l, g, static_cast<int>(splits), static_cast<int>(per), 0, COg * Kg, x5, gy5);
+  const size_t tm = tile->tile_m, tn = tile->tile_n;
+  const size_t global[3] = {(static_cast<size_t>(Kg) + tn - 1) / tn * tile->wg_n,
+                            (static_cast<size_t>(COg) + tm - 1) / tm * tile->wg_m,
+                            static_cast<size_t>(g.G * splits)};
+  const size_t local[3] = {static_cast<size_t>(tile->wg_n), static_cast<size_t>(tile->wg_m), 1};
+  l.enqueue(device, 3, global, local);
+  if (splits > 1) {
+    at::Tensor gw2 = gw.view({g.CO, Kg});
+    at::sum_out(gw2, part, at::IntArrayRef{0});
+  }
+  return true;
+}
+
 // The weight gradient [CO, C / G, ks] (contiguous) of forward(x, w) for output gradient gy5:
 // per chunk of nb images and per group, one batched GEMM gy[n, group] @ cols[n, group]^T into
 // [nb, COg, Kg] partial gradients, summed over the images.
@@ -620,6 +749,7 @@ at::Tensor weight_grad(const at::Tensor& gy5, const at::Tensor& x5, const at::Te
     l.enqueue1d(device, static_cast<size_t>(groups) * kDwLws, kDwLws);
     return gw;
   }
+  if (weight_grad_implicit_into(gy5, x5, g, gw)) return gw;
   const int64_t L = g.L(), rows = g.C * g.kvol(), Kg = g.Cg() * g.kvol();
   const at::Tensor gw2 = gw.view({g.CO, Kg});
   const bool direct_in = pointwise(g);

@@ -132,6 +132,7 @@ void set_cpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   const char* chunk = std::getenv("TORCH_OCL_CONV_CHUNK_BYTES");
   p.conv_cols_bytes = chunk ? std::max<int64_t>(1, std::atoll(chunk)) : (int64_t{8} << 20);
   p.gemm_register_blocked = true;
+  p.conv_implicit_gemm = false;
   (void)d;
 }
 
@@ -148,6 +149,7 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.attention_lws = 64;
   p.conv_cols_bytes = int64_t{256} << 20;
   p.gemm_register_blocked = false;
+  p.conv_implicit_gemm = true;
   // Tiles by vendor. Desktop GPUs: 128x128 blocks with 8x8 per work-item where the grid fills
   // the device, 64x64 (4x4 each) below that, 32x32 with 64 work-items for small products. Mobile
   // GPUs (Mali, Adreno: small register files, local memory often in global memory): half that.
@@ -174,6 +176,8 @@ void fit_gemm_tiles(DeviceProfile& p, const DeviceInfo& d) {
   if (!ok(p.gemm_medium)) p.gemm_medium = p.gemm_small;
   if (!ok(p.gemm_large)) p.gemm_large = p.gemm_medium;
   if (!ok(p.gemm_small)) p.gemm_register_blocked = true;
+  // The implicit-GEMM convolution runs on the tiled kernel.
+  if (p.gemm_register_blocked) p.conv_implicit_gemm = false;
 }
 
 struct Field {
@@ -241,6 +245,7 @@ const std::vector<Field>& fields() {
          p.conv_cols_bytes = v;
          return true;
        }},
+      bool_field("conv_implicit_gemm", &DeviceProfile::conv_implicit_gemm),
       bool_field("gemm_register_blocked", &DeviceProfile::gemm_register_blocked),
       tile_field("gemm_large", &DeviceProfile::gemm_large),
       tile_field("gemm_medium", &DeviceProfile::gemm_medium),

@@ -81,6 +81,9 @@ struct DeviceProfile {
   int attention_rows = 1, attention_lws = 64;
   // Bytes of im2col columns a convolution materialises at once: cache-sized on CPU devices.
   int64_t conv_cols_bytes = int64_t{256} << 20;
+  // Convolutions (forward, and the input gradient at stride 1) as one implicit GEMM on the tiled
+  // kernel, reading the input in place (no im2col buffer); else im2col + GEMM.
+  bool conv_implicit_gemm = true;
 
   // --- GEMM ---
   // true: the register-blocked kernel (kernels/mm.cl), large operands packed into its fastest

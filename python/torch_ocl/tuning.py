@@ -50,7 +50,7 @@ def device_profile(device=None) -> DeviceProfile:
     names, values = torch.ops.ocl._device_profile(_index(device))
     raw = dict(zip(names, values))
     params = {k: _value(v) for k, v in raw.items() if k not in ("class", "class_source", "vendor", "arch")}
-    for key in ("subgroups", "scan_tiles", "gemm_register_blocked"):
+    for key in ("subgroups", "scan_tiles", "conv_implicit_gemm", "gemm_register_blocked"):
         params[key] = bool(params[key])
     return DeviceProfile(
         name=raw["class"],

@@ -154,3 +154,37 @@ def test_device_profile_names_device():
     assert p == torch.ocl.device_profile(0) == torch.ocl.device_profile("ocl:0")
     with pytest.raises(IndexError, match="invalid device index"):
         torch.ocl.device_profile(torch.ocl.device_count())
+
+
+def test_gpu_profile_convolution_is_one_implicit_gemm():
+    """Under the GPU profile a convolution reads its input in place (implicit GEMM on the tiled
+    kernel): its peak memory is the output's, where im2col + GEMM also holds the column buffer
+    (16 x 9 rows of 1024 positions per image here, 9x the output). Both match CPU torch."""
+    code = r"""
+import json, torch, torch_ocl
+import torch.nn.functional as F
+torch.manual_seed(0)
+x, w, b = torch.randn(4, 16, 32, 32), torch.randn(16, 16, 3, 3), torch.randn(16)
+xo, wo, bo = x.to("ocl"), w.to("ocl"), b.to("ocl")
+torch.ocl.synchronize()
+base = torch.ocl.memory_allocated()
+torch.ocl.reset_peak_memory_stats()
+y = F.conv2d(xo, wo, bo, padding=1)
+peak = torch.ocl.max_memory_allocated() - base
+torch.testing.assert_close(y.cpu(), F.conv2d(x, w, b, padding=1), rtol=1e-4, atol=1e-4)
+print(json.dumps({"peak": peak, "out": y.numel() * 4,
+                  "implicit": torch.ocl.device_profile().params["conv_implicit_gemm"]}))
+"""
+    implicit = profile_of_code({"TORCH_OCL_DEVICE_PROFILE": "gpu"}, code)
+    explicit = profile_of_code(
+        {"TORCH_OCL_DEVICE_PROFILE": "gpu", "TORCH_OCL_DEVICE_PARAMS": "conv_implicit_gemm=0"}, code
+    )
+    assert implicit["implicit"] is True and explicit["implicit"] is False
+    assert implicit["peak"] <= implicit["out"] * 1.1, implicit
+    assert explicit["peak"] >= explicit["out"] * 5, explicit
+
+
+def profile_of_code(env_update, code):
+    r = run_child(env_update, code)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
