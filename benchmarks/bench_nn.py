@@ -3,7 +3,9 @@
     python benchmarks/bench_nn.py [--json out.json] [--png out.png] [--quick] [--baseline cuda]
 
 Cases (each timed on ocl and on the CPU, taking turns within every repeat; the device is
-synchronised around each timed loop; the figure is the best repeat):
+synchronised around each timed loop; the figure is the best repeat; --suite gpu replaces them
+with the GPU measurement's: GEMM 1024/4096 fp32/fp16, resnet50's convolutions and training step
+b32 224x224, a transformer block b8 s512 d768):
   - conv2d forward (and forward+backward) at shapes of resnet18, resnet50 and mobilenet_v2
     (depthwise), including the issue's 8x64x56x56 3x3;
   - fp32 GEMM (mm) at 256, 512, 1024, in GFLOP/s;
@@ -98,14 +100,68 @@ def conv_case(shape, backward: bool):
     return make
 
 
-def gemm_case(size: int):
+def gemm_case(size: int, dtype: torch.dtype = torch.float32):
     def make(device):
         g = torch.Generator().manual_seed(0)
-        a = torch.randn(size, size, generator=g).to(device)
-        b = torch.randn(size, size, generator=g).to(device)
+        a = torch.randn(size, size, generator=g).to(device, dtype)
+        b = torch.randn(size, size, generator=g).to(device, dtype)
         return lambda: torch.mm(a, b)
 
     return make
+
+
+def transformer_block_case(batch: int, seq: int, dim: int, heads: int):
+    def make(device):
+        torch.manual_seed(0)
+        block = nn.TransformerEncoderLayer(dim, heads, 4 * dim, dropout=0.0, batch_first=True)
+        block = block.to(device)
+        x = torch.randn(batch, seq, dim).to(device)
+        mask = nn.Transformer.generate_square_subsequent_mask(seq).to(device)
+
+        def run():
+            block(x, src_mask=mask, is_causal=True).sum().backward()
+
+        return run
+
+    return make
+
+
+# resnet50's convolution layers (batch 32, 224x224 input): (batch, in, size, out, kernel, stride,
+# groups), each forward and forward+backward.
+RESNET50_CONVS = {
+    "resnet50 conv1 7x7 s2 b32": (32, 3, 224, 64, 7, 2, 1),
+    "resnet50 3x3 64 @56 b32": (32, 64, 56, 64, 3, 1, 1),
+    "resnet50 1x1 64->256 @56 b32": (32, 64, 56, 256, 1, 1, 1),
+    "resnet50 3x3 256 s2 @28 b32": (32, 256, 28, 256, 3, 2, 1),
+    "resnet50 1x1 1024->256 @14 b32": (32, 1024, 14, 256, 1, 1, 1),
+    "resnet50 3x3 512 @7 b32": (32, 512, 7, 512, 3, 1, 1),
+}
+
+
+def resnet50():
+    sys.modules.setdefault(
+        "torchvision._meta_registrations", types.ModuleType("torchvision._meta_registrations")
+    )
+    import torchvision
+
+    return torchvision.models.resnet50(num_classes=1000)
+
+
+def gpu_suite() -> list[tuple[str, Callable, int]]:
+    """The GPU measurement of issue 25: GEMM 1024 and 4096 in float32 and float16, resnet50's
+    convolutions, a resnet50 training step (b32, 224x224) and a transformer block."""
+    cases: list[tuple[str, Callable, int]] = []
+    for size in (1024, 4096):
+        for dtype, tag in ((torch.float32, "fp32"), (torch.float16, "fp16")):
+            cases.append((f"mm {size} {tag}", gemm_case(size, dtype), 2))
+    for name, shape in RESNET50_CONVS.items():
+        cases.append((name + " fwd", conv_case(shape, False), 2))
+        cases.append((name + " fwd+bwd", conv_case(shape, True), 1))
+    cases.append(
+        ("transformer block b8 s512 d768 fwd+bwd", transformer_block_case(8, 512, 768, 12), 1)
+    )
+    cases.append(("resnet50 training step b32 224x224", training_case(resnet50, 32, 224), 1))
+    return cases
 
 
 def transformer_case(device):
@@ -194,6 +250,12 @@ def main() -> None:
     parser.add_argument(
         "--baseline", choices=("cpu", "cuda"), default="cpu", help="what ocl is compared with"
     )
+    parser.add_argument(
+        "--suite",
+        choices=("default", "gpu"),
+        default="default",
+        help="gpu: GEMM 1024/4096 fp32/fp16, resnet50 convs and training step, a transformer block",
+    )
     args = parser.parse_args()
     if not torch.ocl.is_available():
         sys.exit("no ocl device: " + torch.ocl.why_unavailable())
@@ -211,16 +273,18 @@ def main() -> None:
     repeats = 2 if args.quick else 5
 
     cases: list[tuple[str, Callable, int]] = []
-    for name, shape in CONV_SHAPES.items():
+    for name, shape in CONV_SHAPES.items() if args.suite == "default" else ():
         cases.append((name + " fwd", conv_case(shape, False), 2))
-    cases.append(
-        ("conv 8x64x56x56 3x3 fwd+bwd", conv_case(CONV_SHAPES[next(iter(CONV_SHAPES))], True), 1)
-    )
-    for size in (256, 512, 1024):
-        cases.append((f"mm {size}", gemm_case(size), 3))
-    cases.append(("transformer block b4 s128 d256 fwd+bwd", transformer_case, 2))
-    cases.append(("small CNN training step b16 32x32", training_case(SmallCNN, 16, 32), 2))
-    cases.append(("resnet18 training step b8 64x64", training_case(resnet18, 8, 64), 1))
+    if args.suite == "default":
+        first = CONV_SHAPES[next(iter(CONV_SHAPES))]
+        cases.append(("conv 8x64x56x56 3x3 fwd+bwd", conv_case(first, True), 1))
+        for size in (256, 512, 1024):
+            cases.append((f"mm {size}", gemm_case(size), 3))
+        cases.append(("transformer block b4 s128 d256 fwd+bwd", transformer_case, 2))
+        cases.append(("small CNN training step b16 32x32", training_case(SmallCNN, 16, 32), 2))
+        cases.append(("resnet18 training step b8 64x64", training_case(resnet18, 8, 64), 1))
+    else:
+        cases = gpu_suite()
 
     cases = [c for c in cases if args.only in c[0]]
     if args.baseline == "cuda":  # a GPU's case takes microseconds: more calls per timed loop
@@ -245,9 +309,14 @@ def main() -> None:
         )
         rows.append(row)
 
+    props = torch.ocl.get_device_properties(0)
+    profile = torch.ocl.device_profile(0)
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "device": torch.ocl.get_device_name(0),
+        "platform": props.platform,
+        "driver": props.driver_version,
+        "profile": {"name": profile.name, "vendor": profile.vendor, **profile.params},
         "baseline": baseline_name,
         "torch": torch.__version__,
         "host": platform.processor() or platform.machine(),

@@ -678,25 +678,23 @@ bool weight_grad_implicit_into(const at::Tensor& gy5_in, const at::Tensor& x5, c
       gemm_tile_for(device, GemmProblem{t, false, true, COg, Kg, K, g.G});
   if (!tile) return false;
   // gy's positions must be contiguous per (image, channel).
-  const at::Tensor gy5 =
-      (gy5_in.stride(4) == 1 || g.osz[2] == 1) &&
-              (gy5_in.stride(3) == g.osz[2] || g.osz[1] == 1) &&
-              (gy5_in.stride(2) == g.osz[1] * g.osz[2] || g.osz[0] == 1)
-          ? gy5_in
-          : gy5_in.contiguous();
+  const at::Tensor gy5 = (gy5_in.stride(4) == 1 || g.osz[2] == 1) &&
+                                 (gy5_in.stride(3) == g.osz[2] || g.osz[1] == 1) &&
+                                 (gy5_in.stride(2) == g.osz[1] * g.osz[2] || g.osz[0] == 1)
+                             ? gy5_in
+                             : gy5_in.contiguous();
   // Splits: enough work-groups for two per compute unit, each split at least 8 k tiles long.
-  const int64_t tiles = ((COg + tile->tile_m - 1) / tile->tile_m) *
-                        ((Kg + tile->tile_n - 1) / tile->tile_n) * g.G;
+  const int64_t tiles =
+      ((COg + tile->tile_m - 1) / tile->tile_m) * ((Kg + tile->tile_n - 1) / tile->tile_n) * g.G;
   const int64_t cus = std::max<int64_t>(1, device_info(device).compute_units);
   const int64_t min_len = int64_t{8} * tile->tile_k;
-  int64_t splits = std::clamp<int64_t>((2 * cus + tiles - 1) / tiles, 1,
-                                       std::max<int64_t>(1, K / min_len));
+  int64_t splits =
+      std::clamp<int64_t>((2 * cus + tiles - 1) / tiles, 1, std::max<int64_t>(1, K / min_len));
   splits = std::min<int64_t>(splits, 64);
   int64_t per = (K + splits - 1) / splits;
   per = (per + tile->tile_k - 1) / tile->tile_k * tile->tile_k;
   splits = (K + per - 1) / per;
-  const at::Tensor part =
-      splits == 1 ? gw : at::empty({splits, g.CO, Kg}, gw.options());
+  const at::Tensor part = splits == 1 ? gw : at::empty({splits, g.CO, Kg}, gw.options());
   const size_t item = gw.itemsize();
   const std::string opts =
       std::string("-DT=") + type_tag(t, device) + " -DCONV_WGRAD " + tile->options();

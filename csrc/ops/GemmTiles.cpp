@@ -81,8 +81,8 @@ std::string tuning_key(int device, const GemmProblem& p, GemmSize cls) {
 // Operands of the problem's shape and layout on the device: a [B, M, K] (stored [B, K, M] when
 // transposed), b [B, K, N] likewise.
 at::Tensor operand(int device, const GemmProblem& p, int64_t rows, int64_t cols, bool trans) {
-  const at::TensorOptions o = at::TensorOptions().device(c10::Device(c10::DeviceType::PrivateUse1,
-                                                                     device));
+  const at::TensorOptions o =
+      at::TensorOptions().device(c10::Device(c10::DeviceType::PrivateUse1, device));
   const int64_t B = std::max<int64_t>(p.batches, 1);
   const std::vector<int64_t> shape =
       trans ? std::vector<int64_t>{B, cols, rows} : std::vector<int64_t>{B, rows, cols};
@@ -136,8 +136,7 @@ std::optional<GemmTile> gemm_tile_for(int device, const GemmProblem& p) {
 GemmTuneResult tune_gemm(int device, const GemmProblem& p, int max_candidates) {
   const DeviceProfile& prof = device_profile(device);
   const DeviceInfo& info = device_info(device);
-  TORCH_CHECK(!prof.gemm_register_blocked,
-              "torch-ocl: device ", device, " (", info.name,
+  TORCH_CHECK(!prof.gemm_register_blocked, "torch-ocl: device ", device, " (", info.name,
               ") runs the register-blocked GEMM of its '", prof.class_name(),
               "' profile, which has no tiles to tune; the tiled GEMM runs under the gpu profile "
               "(TORCH_OCL_DEVICE_PROFILE=gpu)");
@@ -161,9 +160,10 @@ GemmTuneResult tune_gemm(int device, const GemmProblem& p, int max_candidates) {
       tried.push_back(t);
   }
   const size_t fixed = tried.size();
-  const size_t room = max_candidates <= 0 ? all.size()
-                                          : static_cast<size_t>(std::max<int64_t>(
-                                                0, max_candidates - static_cast<int64_t>(fixed)));
+  const size_t room =
+      max_candidates <= 0
+          ? all.size()
+          : static_cast<size_t>(std::max<int64_t>(0, max_candidates - static_cast<int64_t>(fixed)));
   for (size_t j = 0; j < std::min(room, all.size()); ++j) {
     const GemmTile& t = all[room >= all.size() ? j : j * all.size() / room];
     if (std::find(tried.begin(), tried.end(), t) == tried.end()) tried.push_back(t);
@@ -212,8 +212,8 @@ TORCH_LIBRARY_FRAGMENT(ocl, m) {
       "int k, int batch) -> str",
       [](int64_t device, at::ScalarType dtype, bool ta, bool tb, int64_t mm, int64_t n, int64_t k,
          int64_t batch) {
-        const auto t =
-            gemm_tile_for(static_cast<int>(device), problem(device, dtype, ta, tb, mm, n, k, batch));
+        const auto t = gemm_tile_for(static_cast<int>(device),
+                                     problem(device, dtype, ta, tb, mm, n, k, batch));
         return t ? t->str() : std::string();
       });
   m.def(
@@ -228,13 +228,12 @@ TORCH_LIBRARY_FRAGMENT(ocl, m) {
         for (const GemmTile& t : r.tried) tried.push_back(t.str());
         return std::make_tuple(r.best ? r.best->str() : std::string(), r.key, tried, r.seconds);
       });
-  m.def("_gemm_candidates(int device, int elem_bytes) -> str[]",
-        [](int64_t device, int64_t bytes) {
-          std::vector<std::string> out;
-          for (const GemmTile& t : gemm_candidates(static_cast<int>(device), bytes))
-            out.push_back(t.str());
-          return out;
-        });
+  m.def("_gemm_candidates(int device, int elem_bytes) -> str[]", [](int64_t device, int64_t bytes) {
+    std::vector<std::string> out;
+    for (const GemmTile& t : gemm_candidates(static_cast<int>(device), bytes))
+      out.push_back(t.str());
+    return out;
+  });
 }
 
 }  // namespace torch_ocl

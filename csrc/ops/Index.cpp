@@ -31,8 +31,8 @@
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/Device.h"
-#include "runtime/DeviceProfile.h"
 #include "runtime/DeviceError.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 

@@ -1,14 +1,14 @@
 // mm, addmm (and so nn.Linear), bmm and baddbmm (batches in one launch): on devices whose profile
 // says so (CPU devices) with the register-blocked kernel of kernels/mm.cl, elsewhere with the
-// local-memory tiled kernel of kernels/mm_tiled.cl, its tile from ops/GemmTiles.h; addmv (and so mv, matmul of a matrix and a vector), dot and vdot with
-// its gemv kernel; addbmm as ATen's own function (one addmm_ per batch); trace as the sum of the
-// diagonal. Transposed operands are read in place (A_TRANS / B_TRANS); other layouts are made
-// contiguous first. float16/bfloat16 accumulate in float32; they are read and stored as they are
-// (gemv everywhere, the tiled mm; the register-blocked mm widens its operands once, see
-// baddbmm_impl); integers
-// wrap around like CPU torch's. Registered through Structured.h: ATen's meta functions check shapes
-// and dtypes, out= and in-place are checked and resized there, and an output that overlaps an
-// operand is computed into a temporary.
+// local-memory tiled kernel of kernels/mm_tiled.cl, its tile from ops/GemmTiles.h; addmv (and so
+// mv, matmul of a matrix and a vector), dot and vdot with its gemv kernel; addbmm as ATen's own
+// function (one addmm_ per batch); trace as the sum of the diagonal. Transposed operands are read
+// in place (A_TRANS / B_TRANS); other layouts are made contiguous first. float16/bfloat16
+// accumulate in float32; they are read and stored as they are (gemv everywhere, the tiled mm; the
+// register-blocked mm widens its operands once, see baddbmm_impl); integers wrap around like CPU
+// torch's. Registered through Structured.h: ATen's meta functions check shapes and dtypes, out= and
+// in-place are checked and resized there, and an output that overlaps an operand is computed into a
+// temporary.
 #include "ops/Matmul.h"
 
 #include <ATen/ops/_addmm_activation_meta.h>
@@ -175,12 +175,12 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   launch.enqueue(device, 3, global, local, event);
 }
 
-// The register-blocked kernel (CPU devices) is fastest with A row-major and B stored N x K (B_TRANS: both read
-// along k). Reading B row by row (a new row, 4 KB apart at N = 1024, for every k) or A transposed
-// is much slower once the operands outgrow the caches (PoCL, 2 cores, GFLOP/s of A @ B, B
-// row-major / B stored N x K / A transposed: 512^3 94 / 96 / 75, 1024^3 72 / 111 / 20, 2048^3
-// 29 / 86 / 15). So large operands are copied into that layout first (the packing step of a CPU
-// GEMM; a copy streams at memory speed, the product reads each element N or M times). GPUs read
+// The register-blocked kernel (CPU devices) is fastest with A row-major and B stored N x K
+// (B_TRANS: both read along k). Reading B row by row (a new row, 4 KB apart at N = 1024, for every
+// k) or A transposed is much slower once the operands outgrow the caches (PoCL, 2 cores, GFLOP/s of
+// A @ B, B row-major / B stored N x K / A transposed: 512^3 94 / 96 / 75, 1024^3 72 / 111 / 20,
+// 2048^3 29 / 86 / 15). So large operands are copied into that layout first (the packing step of a
+// CPU GEMM; a copy streams at memory speed, the product reads each element N or M times). GPUs read
 // the operands where they are.
 void cpu_pack_operands(at::Tensor& a, at::Tensor& b) {
   const int64_t M = a.size(1), K = a.size(2), N = b.size(2);

@@ -119,8 +119,7 @@ void scan_along(const at::Tensor& self, int64_t dim, ScanOp op, const at::Tensor
   // GPUs; a CPU device (PoCL) runs the per-column route faster for them too: each work-item
   // streams its own chunk, with no barriers (measured 1e6-element cumsum: 26 ms tiled, ~2 ms
   // per column on PoCL, 2 cores).
-  const bool use_tile =
-      inner == 1 && n >= tile / 2 && device_profile(s.device).scan_tiles;
+  const bool use_tile = inner == 1 && n >= tile / 2 && device_profile(s.device).scan_tiles;
 
   // How many chunks the scanned dimension is cut into: enough work for the device when there
   // are few rows (or columns), each chunk still long enough to be worth its extra pass.

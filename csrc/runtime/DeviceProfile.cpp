@@ -27,8 +27,8 @@ bool GemmTile::parse(const std::string& s, GemmTile* out) {
   if (std::sscanf(s.c_str(), "%dx%dx%d:%dx%d:%d%c", &t.tile_m, &t.tile_n, &t.tile_k, &t.wg_m,
                   &t.wg_n, &t.pad, &tail) != 6)
     return false;
-  if (t.tile_m <= 0 || t.tile_n <= 0 || t.tile_k <= 0 || t.wg_m <= 0 || t.wg_n <= 0 ||
-      t.pad < 0 || t.pad > 8)
+  if (t.tile_m <= 0 || t.tile_n <= 0 || t.tile_k <= 0 || t.wg_m <= 0 || t.wg_n <= 0 || t.pad < 0 ||
+      t.pad > 8)
     return false;
   *out = t;
   return true;
@@ -49,9 +49,8 @@ bool GemmTile::legal(size_t max_work_group, uint64_t local_mem, size_t elem_byte
   // The cooperative tile loads take the same number of elements in every work-item.
   if ((tile_m * tile_k) % wg || (tile_n * tile_k) % wg) return false;
   if (static_cast<size_t>(wg) > max_work_group) return false;
-  const uint64_t local =
-      static_cast<uint64_t>(tile_k) * static_cast<uint64_t>(tile_m + pad + tile_n + pad) *
-      elem_bytes;
+  const uint64_t local = static_cast<uint64_t>(tile_k) *
+                         static_cast<uint64_t>(tile_m + pad + tile_n + pad) * elem_bytes;
   return local <= local_mem;
 }
 
@@ -237,8 +236,7 @@ const std::vector<Field>& fields() {
       bool_field("scan_tiles", &DeviceProfile::scan_tiles),
       int_field("attention_rows", &DeviceProfile::attention_rows, 1, 64),
       int_field("attention_lws", &DeviceProfile::attention_lws, 1, 4096),
-      {"conv_cols_bytes",
-       [](const DeviceProfile& p) { return std::to_string(p.conv_cols_bytes); },
+      {"conv_cols_bytes", [](const DeviceProfile& p) { return std::to_string(p.conv_cols_bytes); },
        [](DeviceProfile& p, const std::string& s) {
          int64_t v = 0;
          if (!parse_int(s, 1, int64_t{1} << 40, &v)) return false;
@@ -292,8 +290,8 @@ void apply_overrides(DeviceProfile& p, const DeviceInfo& d) {
       const GemmTile& t = name == "gemm_large"    ? p.gemm_large
                           : name == "gemm_medium" ? p.gemm_medium
                                                   : p.gemm_small;
-      TORCH_CHECK(t.legal(d.max_work_group, d.local_mem, 4), "torch-ocl: TORCH_OCL_DEVICE_PARAMS: ",
-                  name, "=", value,
+      TORCH_CHECK(t.legal(d.max_work_group, d.local_mem, 4),
+                  "torch-ocl: TORCH_OCL_DEVICE_PARAMS: ", name, "=", value,
                   " is not a legal tile on this device (tiles must be multiples of the "
                   "work-group shape, at most 16x16 per work-item, loads evenly shared, and fit "
                   "the work-group size ",
@@ -306,8 +304,8 @@ DeviceProfile build_profile(const DeviceInfo& d) {
   DeviceProfile p;
   p.vendor = normalised_vendor(d);
   p.arch = normalised_arch(d);
-  p.subgroups = contains(d.extensions, "cl_khr_subgroups") ||
-                contains(d.extensions, "cl_intel_subgroups");
+  p.subgroups =
+      contains(d.extensions, "cl_khr_subgroups") || contains(d.extensions, "cl_intel_subgroups");
   p.cls = requested_class(d, &p.class_source);
   if (p.cls == ProfileClass::kCpu) {
     set_cpu_defaults(p, d);

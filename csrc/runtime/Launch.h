@@ -42,8 +42,7 @@ class KernelLaunch {
   void enqueue(int device, cl_uint dims, const size_t* global, const size_t* local,
                cl_event* event = nullptr) {
     cl_command_queue q = current_queue(device);
-    OCL_CHECK(
-        cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, event));
+    OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, event));
     note_enqueued(q);
   }
   void enqueue1d(int device, size_t global, size_t local) {

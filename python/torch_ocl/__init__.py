@@ -69,7 +69,6 @@ from .random import (  # noqa: E402
     set_rng_state,
     set_rng_state_all,
 )
-from .tuning import DeviceProfile, device_profile, gemm_tile, tune_gemm  # noqa: E402
 from .streams import (  # noqa: E402
     Event,
     Stream,
@@ -79,6 +78,7 @@ from .streams import (  # noqa: E402
     set_stream,
     stream,
 )
+from .tuning import DeviceProfile, device_profile, gemm_tile, tune_gemm  # noqa: E402
 
 # torch.cuda's flag that the device's state (its RNG included) exists. torch.utils.checkpoint
 # saves and restores a device's RNG state around the recomputation only when the device module

@@ -48,8 +48,10 @@ def _value(text: str):
 def device_profile(device=None) -> DeviceProfile:
     """The profile device ``device`` (default: the current one) runs with."""
     names, values = torch.ops.ocl._device_profile(_index(device))
-    raw = dict(zip(names, values))
-    params = {k: _value(v) for k, v in raw.items() if k not in ("class", "class_source", "vendor", "arch")}
+    raw = dict(zip(names, values, strict=True))
+    params = {
+        k: _value(v) for k, v in raw.items() if k not in ("class", "class_source", "vendor", "arch")
+    }
     for key in ("subgroups", "scan_tiles", "conv_implicit_gemm", "gemm_register_blocked"):
         params[key] = bool(params[key])
     return DeviceProfile(
@@ -94,7 +96,7 @@ def tune_gemm(
     best, key, tried, seconds = torch.ops.ocl._tune_gemm(
         _index(device), dtype, transpose_a, transpose_b, m, n, k, batch, max_candidates
     )
-    times = {t: (s if s >= 0 else None) for t, s in zip(tried, seconds)}
+    times = {t: (s if s >= 0 else None) for t, s in zip(tried, seconds, strict=True)}
     return GemmTuning(best=best, key=key, times=times)
 
 

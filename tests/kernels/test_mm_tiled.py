@@ -72,12 +72,10 @@ def run_tiled(
     a_sb = _store(a3[0], a_trans, lda, 0, M, K, fill).size if a.ndim == 3 else 0
     b_sb = _store(b3[0], b_trans, ldb, 0, K, N, fill).size if b.ndim == 3 else 0
     a_flat = np.concatenate(
-        [np.full(a_off, fill, dtype=dtype)]
-        + [_store(x, a_trans, lda, 0, M, K, fill) for x in a3]
+        [np.full(a_off, fill, dtype=dtype)] + [_store(x, a_trans, lda, 0, M, K, fill) for x in a3]
     )
     b_flat = np.concatenate(
-        [np.full(b_off, fill, dtype=dtype)]
-        + [_store(x, b_trans, ldb, 0, K, N, fill) for x in b3]
+        [np.full(b_off, fill, dtype=dtype)] + [_store(x, b_trans, ldb, 0, K, N, fill) for x in b3]
     )
     c_sb = M * ldc if batches > 1 else 0
     c_flat = np.full(c_off + batches * M * ldc, fill, dtype=dtype)
@@ -154,7 +152,15 @@ def slow(ctx):
 
 
 TRANS = list(itertools.product([False, True], repeat=2))
-SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 17), (64, 64, 16), (65, 63, 40), (2, 130, 3), (129, 2, 33)]
+SHAPES = [
+    (1, 1, 1),
+    (7, 13, 5),
+    (33, 65, 17),
+    (64, 64, 16),
+    (65, 63, 40),
+    (2, 130, 3),
+    (129, 2, 33),
+]
 
 
 @pytest.mark.parametrize("tile", TILES, ids=tile_id)
@@ -173,7 +179,9 @@ def test_tiled_shapes_layouts(ctx, queue, build, rng, slow, tile, shape, a_trans
 def test_tiled_k_zero_and_offsets(ctx, queue, build, rng, tile):
     a, b = rand(rng, (5, 0), np.float32), rand(rng, (0, 9), np.float32)
     bias = rand(rng, (5, 9), np.float32)
-    out = run_tiled(ctx, queue, build, a, b, tile, alpha=2.0, beta=0.5, bias=bias, bias_sm=9, bias_sn=1)
+    out = run_tiled(
+        ctx, queue, build, a, b, tile, alpha=2.0, beta=0.5, bias=bias, bias_sm=9, bias_sn=1
+    )
     np.testing.assert_allclose(out, 0.5 * bias, rtol=1e-6)
     a, b = rand(rng, (19, 23), np.float32), rand(rng, (23, 11), np.float32)
     out = run_tiled(ctx, queue, build, a, b, tile, offs=(5, 7, 3, 0), pad=(1, 4, 2))
@@ -224,8 +232,18 @@ def test_tiled_half_storage(ctx, queue, build, rng, tile, a_trans, b_trans):
     a, b = rand(rng, (M, K), np.float16), rand(rng, (K, N), np.float16)
     bias = rand(rng, (M, N), np.float16)
     out = run_tiled(
-        ctx, queue, build, a, b, tile, a_trans=a_trans, b_trans=b_trans, bias=bias, bias_sm=N,
-        bias_sn=1, beta=0.5
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        tile,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        bias=bias,
+        bias_sm=N,
+        bias_sn=1,
+        beta=0.5,
     )
     # Summed in float32 and rounded once to float16.
     ref = reference(a, b, beta=0.5, bias=bias).astype(np.float16).astype(np.float64)

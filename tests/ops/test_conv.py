@@ -14,7 +14,14 @@ import types
 import pytest
 import torch
 import torch.nn.functional as F
-from ocl_testing import DEVICE, dtype_id, make_cpu, parse_tuning_lines, skip_unsupported, tuning_line
+from ocl_testing import (
+    DEVICE,
+    dtype_id,
+    make_cpu,
+    parse_tuning_lines,
+    skip_unsupported,
+    tuning_line,
+)
 
 # float32 results must be within this fraction of the largest reference value (float64).
 REL = {torch.float32: 1e-4, torch.float64: 1e-10, torch.float16: 4e-3, torch.bfloat16: 3e-2}

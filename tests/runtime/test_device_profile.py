@@ -69,7 +69,17 @@ def test_profile_of_this_process():
             assert p.name == "cpu"
         elif props.type == "gpu":
             assert p.name == "gpu"
-    assert p.vendor in ("nvidia", "amd", "intel", "arm", "qualcomm", "apple", "pocl", "oclgrind", "other")
+    assert p.vendor in (
+        "nvidia",
+        "amd",
+        "intel",
+        "arm",
+        "qualcomm",
+        "apple",
+        "pocl",
+        "oclgrind",
+        "other",
+    )
     if "portable computing language" in props.platform.lower():
         assert p.vendor == "pocl" and not p.arch.startswith("pthread-")
     assert p.params["gemm_register_blocked"] == (p.name == "cpu")
@@ -109,7 +119,10 @@ def test_parameter_overrides():
     "env,message",
     [
         ({"TORCH_OCL_DEVICE_PROFILE": "fast"}, "use 'cpu', 'gpu' or 'auto'"),
-        ({"TORCH_OCL_DEVICE_PARAMS": "warp=4"}, "does not set a parameter; use name=value with one of: "),
+        (
+            {"TORCH_OCL_DEVICE_PARAMS": "warp=4"},
+            "does not set a parameter; use name=value with one of: ",
+        ),
         ({"TORCH_OCL_DEVICE_PARAMS": "stream_chunk=0"}, "bad value '0' for stream_chunk"),
         ({"TORCH_OCL_DEVICE_PARAMS": "gemm_small=64x64"}, "GEMM tiles as MxNxK:WMxWN:PAD"),
         ({"TORCH_OCL_DEVICE_PARAMS": "gemm_small=48x48x8:16x16:0"}, "is not a legal tile"),
@@ -139,9 +152,12 @@ print("cpu still works:", (torch.ones(3) * 2).tolist())
 def test_ops_follow_the_profile_not_the_device_type():
     """A GEMM runs the tiled kernel under the gpu profile and the register-blocked one under the
     cpu profile, on the same device; both match CPU torch (checked in the child)."""
-    code = CHILD + r"""
+    code = (
+        CHILD
+        + r"""
 print("tile", torch.ocl.gemm_tile(64, 64, 64, dtype=torch.float16))
 """
+    )
     gpu = run_child({"TORCH_OCL_DEVICE_PROFILE": "gpu"}, code)
     cpu = run_child({"TORCH_OCL_DEVICE_PROFILE": "cpu"}, code)
     assert gpu.returncode == 0 and cpu.returncode == 0, gpu.stderr[-2000:] + cpu.stderr[-2000:]

@@ -29,23 +29,23 @@ SHAPE = (48, 80, 40)  # M, N, K: a small product, so the tiles' size class is se
 QUERY = r"""
 import json, sys
 import torch, torch_ocl
-M, N, K = %r
+M, N, K = SHAPE
 torch.manual_seed(0)
 a, b = torch.randn(M, K), torch.randn(K, N)
 torch.testing.assert_close((a.to("ocl") @ b.to("ocl")).cpu(), a @ b, rtol=1e-4, atol=1e-4)
 p = torch.ocl.device_profile().params
 print(json.dumps({"tile": torch.ocl.gemm_tile(M, N, K), "file": torch.ocl.tuning.tuning_file(),
                   "defaults": [p["gemm_large"], p["gemm_medium"], p["gemm_small"]]}))
-""" % (SHAPE,)
+""".replace("SHAPE", repr(SHAPE))
 
 TUNE = r"""
 import json
 import torch, torch_ocl
-M, N, K = %r
+M, N, K = SHAPE
 r = torch.ocl.tune_gemm(M, N, K, max_candidates=4)
 print(json.dumps({"best": r.best, "key": r.key, "times": r.times,
                   "file": torch.ocl.tuning.tuning_file()}))
-""" % (SHAPE,)
+""".replace("SHAPE", repr(SHAPE))
 
 
 def child(code, cache, *args, extra_env=None):
@@ -155,7 +155,8 @@ open(os.environ["TEST_READY"] + str(me), "w").close()
 while not os.path.exists(os.environ["TEST_GO"]):
     time.sleep(0.002)
 for i in range(400):
-    torch.ops.ocl._record_tuned_value(0, "writer%d/key%d" % (me, i), "value-%d-%d-" % (me, i) + "x" * (i % 50))
+    key, value = "writer%d/key%d" % (me, i), "value-%d-%d-" % (me, i) + "x" * (i % 50)
+    torch.ops.ocl._record_tuned_value(0, key, value)
 print('{"done": %d}' % me)
 """
 
@@ -170,8 +171,11 @@ def test_concurrent_writers_never_damage_each_others_lines(tmp_path):
     }
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(i)], env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-c", WRITER, str(i)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for i in range(4)
     ]
@@ -190,11 +194,15 @@ def test_concurrent_writers_never_damage_each_others_lines(tmp_path):
     assert len(entries) == len(text.splitlines()) == 1600, "a line was damaged or lost"
     check = r"""
 import json, torch, torch_ocl
+def want(w, i):
+    return "value-%d-%d-" % (w, i) + "x" * (i % 50)
 bad = [(w, i) for w in range(4) for i in range(400)
-       if torch.ops.ocl._tuned_value(0, "writer%d/key%d" % (w, i)) != "value-%d-%d-" % (w, i) + "x" * (i % 50)]
+       if torch.ops.ocl._tuned_value(0, "writer%d/key%d" % (w, i)) != want(w, i)]
 print(json.dumps({"bad": bad[:5], "missing": torch.ops.ocl._tuned_value(0, "no such key")}))
 """
-    r = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", check], env=env, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout.splitlines()[-1]) == {"bad": [], "missing": None}
 
@@ -231,4 +239,8 @@ except RuntimeError as e:
     print(json.dumps({"error": str(e).splitlines()[0]}))
 """
     r = child(code, tmp_path, extra_env={"TORCH_OCL_DEVICE_PROFILE": "cpu"})
-    assert r["error"] and "register-blocked GEMM" in r["error"] and "TORCH_OCL_DEVICE_PROFILE=gpu" in r["error"]
+    assert (
+        r["error"]
+        and "register-blocked GEMM" in r["error"]
+        and "TORCH_OCL_DEVICE_PROFILE=gpu" in r["error"]
+    )
