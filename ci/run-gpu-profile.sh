@@ -5,10 +5,12 @@
 #
 #   ci/run-gpu-profile.sh [pytest arguments...]
 #
-# Default: a slice of the op tests that reaches every GPU variant (GEMM in every layout and dtype,
-# convolution through the tiled GEMM, reductions, norms, scans, softmax, attention, index and
-# scatter, multi-tensor ops and fused optimizers, the batch of tiny ops, elementwise kernels) and
-# two models (a small CNN and Llama's training step). `nox -s gpu_profile` runs the whole op suite
+# Default: tests/ops/test_kernel_variants.py (one compact pass over every kernel family whose
+# variant comes from the profile: the tiled GEMM in each size class, layout and dtype, the
+# implicit-GEMM convolution, norms, reductions, softmax, scans, sort, attention, index and scatter,
+# pooling, multi-tensor ops and fused Adam, the batch of tiny ops, elementwise kernels), the norm
+# tests, and two models (a small CNN and Llama's training step). The whole op suite this way
+# passed too but takes far longer (kernel compiles of every variant): `nox -s gpu_profile`. `nox -s gpu_profile` runs the whole op suite
 # and the default models this way.
 set -euo pipefail
 
@@ -18,11 +20,7 @@ cd "$root"
 export TORCH_OCL_DEVICE_PROFILE=gpu
 if [ $# -eq 0 ]; then
   set -- \
-    tests/ops/test_matmul.py tests/ops/test_blas.py tests/ops/test_conv.py \
-    tests/ops/test_reduce.py tests/ops/test_norm.py tests/ops/test_scan.py \
-    tests/ops/test_attention.py tests/ops/test_index.py tests/ops/test_scatter.py \
-    tests/ops/test_foreach.py tests/ops/test_optim.py tests/ops/test_elementwise_tiny.py \
-    tests/ops/test_amp.py tests/runtime/test_device_profile.py \
+    tests/ops/test_kernel_variants.py tests/ops/test_norm.py \
     "tests/models/test_models.py::test_small_cnn" \
     "tests/models/test_models.py::test_transformers[llama_gqa]" \
     -q -m "not slow"
