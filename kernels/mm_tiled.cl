@@ -18,6 +18,12 @@
 //   TILE_PAD        elements added to each local-memory row (0-8): the tile loads write
 //                   along the operand's contiguous dimension, which is a local-memory column
 //                   when that dimension is k; padding spreads those writes over the banks.
+//   VEC_A, VEC_B    1, 2 or 4: the tile loads read this many consecutive elements of A (B) at a
+//                   time along its contiguous dimension, as one aligned vector load. The host
+//                   passes more than 1 only where every such vector is aligned (the operand's
+//                   offset, leading dimension and batch stride multiples of the width) and the
+//                   storage type is T itself (not -DMM_S, not the convolution forms); vectors
+//                   that cross the matrix's edge are read element by element.
 // Constraints (the host checks them, GemmTile::legal): TILE_M % WG_M == TILE_N % WG_N == 0;
 // TILE_M * TILE_K and TILE_N * TILE_K multiples of WG_M * WG_N (every work-item loads the same
 // number of elements); TILE_K * (TILE_M + TILE_N + 2 * TILE_PAD) * sizeof(T) bytes of local
@@ -86,6 +92,13 @@
 #define TILE_PAD 1
 #endif
 
+#ifndef VEC_A
+#define VEC_A 1
+#endif
+#ifndef VEC_B
+#define VEC_B 1
+#endif
+
 #define WM (TILE_M / WG_M)
 #define WN (TILE_N / WG_N)
 #define WGS (WG_M * WG_N)
@@ -101,6 +114,25 @@
 #if (defined(CONV_B) || defined(CONV_WGRAD)) && (defined(A_TRANS) || defined(B_TRANS))
 #error "the convolution forms read their operands through the im2col mapping: no A_TRANS/B_TRANS"
 #endif
+#if (TILE_M * TILE_K) % (WGS * VEC_A) != 0 || (TILE_N * TILE_K) % (WGS * VEC_B) != 0 || \
+    TILE_K % VEC_A != 0 || TILE_K % VEC_B != 0 || TILE_M % VEC_A != 0 || TILE_N % VEC_B != 0
+#error "the vector widths must divide the tile and its per-work-item loads"
+#endif
+#if (VEC_A > 1 || VEC_B > 1) && (defined(MM_S) || defined(CONV_B) || defined(CONV_WGRAD))
+#error "vector tile loads read T itself from a matrix in memory"
+#endif
+// F(j, lane j of v) for each lane of a vector of width W (1, 2 or 4).
+#define MM_LANES1(v, F) F(0, v)
+#define MM_LANES2(v, F) F(0, (v).s0) F(1, (v).s1)
+#define MM_LANES4(v, F) F(0, (v).s0) F(1, (v).s1) F(2, (v).s2) F(3, (v).s3)
+#define MM_LANES(W, v, F) OCL_CAT(MM_LANES, W)(v, F)
+// The vector type of width W (its own paste macros: OCL_CAT cannot expand inside OCL_CAT).
+#define MM_PASTE_(a, b) a##b
+#define MM_PASTE(a, b) MM_PASTE_(a, b)
+#define MM_VT1 T
+#define MM_VT2 MM_PASTE(T, 2)
+#define MM_VT4 MM_PASTE(T, 4)
+#define MM_VT(W) OCL_CAT(MM_VT, W)
 #if WM > 16 || WN > 16
 #error "a work-item's block is at most 16 x 16"
 #endif
@@ -189,6 +221,40 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
   for (int k0 = k_begin; k0 < k_end; k0 += TILE_K) {
     // A's tile (TILE_M x TILE_K), element e of the work-group's A_LOADS * WGS, walking the
     // stored matrix's contiguous dimension fastest.
+#if VEC_A > 1
+    // VEC_A consecutive elements along the contiguous dimension per load.
+#pragma unroll
+    for (int r = 0; r < A_LOADS / VEC_A; ++r) {
+      const int e = lid + r * WGS;
+#ifdef A_TRANS
+      const int mm = (e % (TILE_M / VEC_A)) * VEC_A, kk = e / (TILE_M / VEC_A);
+      const int gm = m0 + mm, gk = k0 + kk;
+      __global const T* ap = A + (long)gk * lda + gm;
+#define MM_PUT_A(j, x) As[kk][mm + j] = (x);
+#define MM_IN_A(j) (gk < K && gm + j < M)
+      const bool whole = gk < K && gm + VEC_A <= M;
+#else
+      const int kk = (e % (TILE_K / VEC_A)) * VEC_A, mm = e / (TILE_K / VEC_A);
+      const int gm = m0 + mm, gk = k0 + kk;
+      __global const T* ap = A + (long)gm * lda + gk;
+#define MM_PUT_A(j, x) As[kk + j][mm] = (x);
+#define MM_IN_A(j) (gm < M && gk + j < K)
+      const bool whole = gm < M && gk + VEC_A <= K;
+#endif
+      if (whole) {
+        const MM_VT(VEC_A) v = *(__global const MM_VT(VEC_A)*)ap;
+        MM_LANES(VEC_A, v, MM_PUT_A)
+      } else {
+#pragma unroll
+        for (int j = 0; j < VEC_A; ++j) {
+          const T x = MM_IN_A(j) ? ap[j] : (T)0;
+          MM_PUT_A(j, x)
+        }
+      }
+#undef MM_PUT_A
+#undef MM_IN_A
+    }
+#else
 #pragma unroll
     for (int r = 0; r < A_LOADS; ++r) {
       const int e = lid + r * WGS;
@@ -211,7 +277,41 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
       }
       As[kk][mm] = v;
     }
+#endif
     // B's tile (TILE_K x TILE_N), likewise.
+#if VEC_B > 1
+#pragma unroll
+    for (int r = 0; r < B_LOADS / VEC_B; ++r) {
+      const int e = lid + r * WGS;
+#ifdef B_TRANS
+      const int kk = (e % (TILE_K / VEC_B)) * VEC_B, nn = e / (TILE_K / VEC_B);
+      const int gn = n0 + nn, gk = k0 + kk;
+      __global const T* bp = B + (long)gn * ldb + gk;
+#define MM_PUT_B(j, x) Bs[kk + j][nn] = (x);
+#define MM_IN_B(j) (gn < N && gk + j < K)
+      const bool whole = gn < N && gk + VEC_B <= K;
+#else
+      const int nn = (e % (TILE_N / VEC_B)) * VEC_B, kk = e / (TILE_N / VEC_B);
+      const int gn = n0 + nn, gk = k0 + kk;
+      __global const T* bp = B + (long)gk * ldb + gn;
+#define MM_PUT_B(j, x) Bs[kk][nn + j] = (x);
+#define MM_IN_B(j) (gk < K && gn + j < N)
+      const bool whole = gk < K && gn + VEC_B <= N;
+#endif
+      if (whole) {
+        const MM_VT(VEC_B) v = *(__global const MM_VT(VEC_B)*)bp;
+        MM_LANES(VEC_B, v, MM_PUT_B)
+      } else {
+#pragma unroll
+        for (int j = 0; j < VEC_B; ++j) {
+          const T x = MM_IN_B(j) ? bp[j] : (T)0;
+          MM_PUT_B(j, x)
+        }
+      }
+#undef MM_PUT_B
+#undef MM_IN_B
+    }
+#else
 #pragma unroll
     for (int r = 0; r < B_LOADS; ++r) {
       const int e = lid + r * WGS;
@@ -237,6 +337,7 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
       }
       Bs[kk][nn] = v;
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
 #pragma unroll

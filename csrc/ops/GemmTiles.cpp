@@ -102,11 +102,13 @@ std::vector<GemmTile> gemm_candidates(int device, size_t elem_bytes) {
       for (int tk : {8, 16, 32}) {
         for (const auto& wg : shapes) {
           for (int pad : {0, 1}) {
-            const GemmTile t{tm, tn, tk, wg[0], wg[1], pad};
-            if (tm % wg[0] || tn % wg[1]) continue;
-            const int wm = tm / wg[0], wn = tn / wg[1];
-            if (wm < 2 || wn < 2 || wm > 8 || wn > 8) continue;
-            if (legal_on(t, info, elem_bytes)) out.push_back(t);
+            for (int vec : {1, 4}) {
+              const GemmTile t{tm, tn, tk, wg[0], wg[1], pad, vec};
+              if (tm % wg[0] || tn % wg[1]) continue;
+              const int wm = tm / wg[0], wn = tn / wg[1];
+              if (wm < 2 || wn < 2 || wm > 8 || wn > 8) continue;
+              if (legal_on(t, info, elem_bytes)) out.push_back(t);
+            }
           }
         }
       }

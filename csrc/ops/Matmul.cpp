@@ -112,6 +112,17 @@ void push_mm_scalar(KernelLaunch& launch, const at::Scalar& v, at::ScalarType t)
   }
 }
 
+bool is_half_storage(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
+
+// Whether every `vec` consecutive elements along the operand's contiguous dimension that the
+// tiled kernel reads start at a multiple of `vec` elements from the buffer's start (the buffer
+// itself is aligned far more): its offset, leading dimension and batch stride are multiples.
+bool vector_aligned(const Operand& x, int vec) {
+  const int64_t item = static_cast<int64_t>(x.t.itemsize());
+  const int64_t offset = static_cast<int64_t>(buffer_of(x.t).offset) / item;
+  return offset % vec == 0 && x.ld % vec == 0 && x.sb % vec == 0;
+}
+
 // out (B x M x N, compute dtype, unit column stride, any row and batch strides) = alpha * a @ b +
 // beta * bias, batch by batch (bias B x M x N, possibly expanded, or undefined). The kernel: the
 // tiled one with `forced` (the tuner's candidate) or the tile ops/GemmTiles.h chooses, else the
@@ -135,7 +146,14 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   if (A.trans) opts += " -DA_TRANS";
   if (B.trans) opts += " -DB_TRANS";
   if (has_bias) opts += " -DHAS_BIAS";
-  if (tile) opts += " " + tile->options();
+  if (tile) {
+    opts += " " + tile->options();
+    // Vector tile loads where the operand's vectors are aligned (mm_tiled.cl's VEC_A/VEC_B).
+    if (tile->vec > 1 && !is_half_storage(t)) {
+      if (vector_aligned(A, tile->vec)) opts += " -DVEC_A=" + std::to_string(tile->vec);
+      if (vector_aligned(B, tile->vec)) opts += " -DVEC_B=" + std::to_string(tile->vec);
+    }
+  }
   cl_kernel k = tile ? get_kernel(device, "mm_tiled.cl", "mm_tiled", opts)
                      : get_kernel(device, "mm.cl", "mm", opts);
   const size_t item = out.itemsize();

@@ -18,17 +18,25 @@ namespace torch_ocl {
 
 std::string GemmTile::str() const {
   return std::to_string(tile_m) + "x" + std::to_string(tile_n) + "x" + std::to_string(tile_k) +
-         ":" + std::to_string(wg_m) + "x" + std::to_string(wg_n) + ":" + std::to_string(pad);
+         ":" + std::to_string(wg_m) + "x" + std::to_string(wg_n) + ":" + std::to_string(pad) + ":" +
+         std::to_string(vec);
 }
 
 bool GemmTile::parse(const std::string& s, GemmTile* out) {
   GemmTile t;
   char tail = 0;
-  if (std::sscanf(s.c_str(), "%dx%dx%d:%dx%d:%d%c", &t.tile_m, &t.tile_n, &t.tile_k, &t.wg_m,
-                  &t.wg_n, &t.pad, &tail) != 6)
+  const int n = std::sscanf(s.c_str(), "%dx%dx%d:%dx%d:%d:%d%c", &t.tile_m, &t.tile_n, &t.tile_k,
+                            &t.wg_m, &t.wg_n, &t.pad, &t.vec, &tail);
+  if (n == 6) {
+    // Without the vector width: the string must end right after the padding.
+    char tail6 = 0;
+    if (std::sscanf(s.c_str(), "%*dx%*dx%*d:%*dx%*d:%*d%c", &tail6) == 1) return false;
+    t.vec = 1;
+  } else if (n != 7) {
     return false;
+  }
   if (t.tile_m <= 0 || t.tile_n <= 0 || t.tile_k <= 0 || t.wg_m <= 0 || t.wg_n <= 0 || t.pad < 0 ||
-      t.pad > 8)
+      t.pad > 8 || (t.vec != 1 && t.vec != 2 && t.vec != 4))
     return false;
   *out = t;
   return true;
@@ -46,8 +54,10 @@ bool GemmTile::legal(size_t max_work_group, uint64_t local_mem, size_t elem_byte
   const int wm = tile_m / wg_m, wn = tile_n / wg_n;
   if (wm > 16 || wn > 16) return false;  // the register block
   const int wg = work_group();
-  // The cooperative tile loads take the same number of elements in every work-item.
-  if ((tile_m * tile_k) % wg || (tile_n * tile_k) % wg) return false;
+  // The cooperative tile loads take the same number of vectors in every work-item.
+  if (vec != 1 && vec != 2 && vec != 4) return false;
+  if ((tile_m * tile_k) % (wg * vec) || (tile_n * tile_k) % (wg * vec)) return false;
+  if (tile_m % vec || tile_n % vec || tile_k % vec) return false;
   if (static_cast<size_t>(wg) > max_work_group) return false;
   const uint64_t local = static_cast<uint64_t>(tile_k) *
                          static_cast<uint64_t>(tile_m + pad + tile_n + pad) * elem_bytes;
@@ -154,13 +164,14 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   // GPUs (Mali, Adreno: small register files, local memory often in global memory): half that.
   const bool mobile = p.vendor == "arm" || p.vendor == "qualcomm";
   if (mobile) {
-    p.gemm_large = {64, 64, 16, 16, 16, 1};
-    p.gemm_medium = {32, 32, 16, 8, 8, 1};
-    p.gemm_small = {16, 16, 16, 8, 8, 1};
+    p.gemm_large = {64, 64, 16, 16, 16, 1, 1};
+    p.gemm_medium = {32, 32, 16, 8, 8, 1, 1};
+    p.gemm_small = {16, 16, 16, 8, 8, 1, 1};
   } else {
-    p.gemm_large = {128, 128, 16, 16, 16, 1};
-    p.gemm_medium = {64, 64, 16, 16, 16, 1};
-    p.gemm_small = {32, 32, 16, 8, 8, 1};
+    // Large and medium tiles load 4-wide (128-bit) vectors where the operands are aligned.
+    p.gemm_large = {128, 128, 16, 16, 16, 1, 4};
+    p.gemm_medium = {64, 64, 16, 16, 16, 1, 4};
+    p.gemm_small = {32, 32, 16, 8, 8, 1, 1};
   }
   // Work-groups fill at least one lock-step unit where the device allows it.
   (void)d;
@@ -169,7 +180,7 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
 // Keeps every GEMM tile legal for float32 on the device: an illegal one takes the next smaller
 // tile's shape, and a device that can run none gets the register-blocked kernel.
 void fit_gemm_tiles(DeviceProfile& p, const DeviceInfo& d) {
-  const GemmTile tiny{16, 16, 8, 4, 4, 0};
+  const GemmTile tiny{16, 16, 8, 4, 4, 0, 1};
   auto ok = [&](const GemmTile& t) { return t.legal(d.max_work_group, d.local_mem, 4); };
   if (!ok(p.gemm_small)) p.gemm_small = tiny;
   if (!ok(p.gemm_medium)) p.gemm_medium = p.gemm_small;
@@ -284,8 +295,8 @@ void apply_overrides(DeviceProfile& p, const DeviceInfo& d) {
     const std::string value = item.substr(eq + 1);
     TORCH_CHECK(field->set(p, value), "torch-ocl: TORCH_OCL_DEVICE_PARAMS: bad value '", value,
                 "' for ", name,
-                " (integers in range; 0/1 for switches; GEMM tiles as MxNxK:WMxWN:PAD, e.g. "
-                "64x64x16:16x16:1)");
+                " (integers in range; 0/1 for switches; GEMM tiles as MxNxK:WMxWN:PAD[:VEC], e.g. "
+                "64x64x16:16x16:1:4)");
     if (name.rfind("gemm_", 0) == 0 && name != "gemm_register_blocked") {
       const GemmTile& t = name == "gemm_large"    ? p.gemm_large
                           : name == "gemm_medium" ? p.gemm_medium

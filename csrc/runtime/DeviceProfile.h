@@ -28,14 +28,16 @@ namespace torch_ocl {
 
 // The tiled GEMM's shape (kernels/mm_tiled.cl): a work-group of wg_m x wg_n work-items computes a
 // tile_m x tile_n block of C, tile_k values of k at a time through local memory (rows padded by
-// `pad` elements), each work-item a (tile_m / wg_m) x (tile_n / wg_n) block in registers.
+// `pad` elements), each work-item a (tile_m / wg_m) x (tile_n / wg_n) block in registers, the
+// tiles loaded `vec` consecutive elements at a time where the operands are aligned for it.
 struct GemmTile {
-  int tile_m = 64, tile_n = 64, tile_k = 16, wg_m = 16, wg_n = 16, pad = 1;
+  int tile_m = 64, tile_n = 64, tile_k = 16, wg_m = 16, wg_n = 16, pad = 1, vec = 1;
 
-  // "64x64x16:16x16:1"; parse() accepts exactly that form and returns false on anything else.
+  // "64x64x16:16x16:1:4" (the last field, vec, may be left out: 1); parse() accepts exactly that
+  // form and returns false on anything else.
   std::string str() const;
   static bool parse(const std::string& s, GemmTile* out);
-  // The kernel's build options (-DTILE_M=.. ...).
+  // The kernel's build options (-DTILE_M=.. ...; the vector widths are the launch's: VEC_A/B).
   std::string options() const;
   int work_group() const { return wg_m * wg_n; }
   // Whether the kernel accepts this shape on a device with these limits for elements of
@@ -43,7 +45,7 @@ struct GemmTile {
   bool legal(size_t max_work_group, uint64_t local_mem, size_t elem_bytes) const;
   bool operator==(const GemmTile& o) const {
     return tile_m == o.tile_m && tile_n == o.tile_n && tile_k == o.tile_k && wg_m == o.wg_m &&
-           wg_n == o.wg_n && pad == o.pad;
+           wg_n == o.wg_n && pad == o.pad && vec == o.vec;
   }
 };
 

@@ -52,6 +52,7 @@ def run_tiled(
     offs=(0, 0, 0, 0),
     batches=1,
     batch_strides=None,
+    vec=(1, 1),
 ):
     """Run mm_tiled on a ([B x] M x K) and b ([B x] K x N); returns the [B x] M x N result.
 
@@ -89,6 +90,10 @@ def run_tiled(
         f"-DWG_N={wn}",
         f"-DTILE_PAD={tpad}",
     ]
+    if vec[0] > 1:
+        opts.append(f"-DVEC_A={vec[0]}")
+    if vec[1] > 1:
+        opts.append(f"-DVEC_B={vec[1]}")
     if a_trans:
         opts.append("-DA_TRANS")
     if b_trans:
@@ -163,9 +168,22 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("tile", TILES, ids=tile_id)
+def _grid(tiles, shapes, quick_tiles, quick_shapes):
+    """(tile, shape) pairs: the quick ones by default, the rest marked slow (nox -s slow)."""
+    out = []
+    for t in tiles:
+        for sh in shapes:
+            quick = t in quick_tiles and sh in quick_shapes
+            marks = () if quick else (pytest.mark.slow,)
+            name = tile_id(t) + "-" + "x".join(map(str, sh))
+            out.append(pytest.param(t, sh, marks=marks, id=name))
+    return out
+
+
+@pytest.mark.parametrize(
+    "tile,shape", _grid(TILES, SHAPES, TILES, [SHAPES[0], SHAPES[2], SHAPES[4], SHAPES[6]])
+)
 @pytest.mark.parametrize("a_trans,b_trans", TRANS)
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_tiled_shapes_layouts(ctx, queue, build, rng, slow, tile, shape, a_trans, b_trans):
     M, N, K = shape
     if slow and M * N * K > 40000:
@@ -292,3 +310,58 @@ def test_tiled_nan_inf(ctx, queue, build, rng, tile, a_trans, b_trans):
     np.testing.assert_array_equal(np.sign(out[np.isinf(out)]), np.sign(ref[np.isinf(ref)]))
     finite = np.isfinite(ref)
     np.testing.assert_allclose(out[finite], ref[finite], rtol=1e-4, atol=1e-4 * K**0.5)
+
+
+# Vector tile loads (VEC_A / VEC_B): the host passes them only for aligned operands (offset,
+# leading dimension and batch stride multiples of the width); the edges of the matrix are read
+# element by element.
+VEC_TILES = [(64, 64, 16, 16, 16, 1), (32, 32, 16, 8, 8, 0), (128, 128, 16, 16, 16, 1)]
+
+
+VEC_SHAPES = [(5, 7, 3), (37, 70, 45), (64, 64, 16), (130, 9, 66)]
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize("tile,shape", _grid(VEC_TILES, VEC_SHAPES, VEC_TILES[:2], VEC_SHAPES[:2]))
+@pytest.mark.parametrize(
+    "vec",
+    [(4, 4), (2, 1), pytest.param((4, 1), marks=SLOW), pytest.param((1, 2), marks=SLOW)],
+    ids=lambda v: f"va{v[0]}_vb{v[1]}",
+)
+@pytest.mark.parametrize("a_trans,b_trans", TRANS)
+def test_tiled_vector_loads(ctx, queue, build, rng, slow, tile, vec, a_trans, b_trans, shape):
+    M, N, K = shape
+    if slow and M * N * K > 40000:
+        pytest.skip("Oclgrind: the smaller shapes cover the same paths")
+    a, b = rand(rng, (M, K), np.float32), rand(rng, (K, N), np.float32)
+    # Leading dimensions padded up to a multiple of 4 (and one more vector), offsets of 4 and 8.
+    pad_a = -(M if a_trans else K) % 4 + 4
+    pad_b = -(K if b_trans else N) % 4
+    out = run_tiled(
+        ctx,
+        queue,
+        build,
+        a,
+        b,
+        tile,
+        a_trans=a_trans,
+        b_trans=b_trans,
+        pad=(pad_a, pad_b, 1),
+        offs=(4, 8, 0, 0),
+        vec=vec,
+    )
+    check(out, reference(a, b), np.float32, K)
+
+
+@pytest.mark.parametrize("vec", [(4, 4), (2, 2)], ids=lambda v: f"v{v[0]}")
+def test_tiled_vector_loads_batches_nan(ctx, queue, build, rng, vec):
+    B, M, N, K = 3, 21, 36, 28  # batch strides multiples of 4 (M * K, K * N with K % 4 == 0)
+    a, b = rand(rng, (B, M, K), np.float32), rand(rng, (B, K, N), np.float32)
+    a[1, 3, 27], b[2, 27, 35] = np.nan, np.inf
+    out = run_tiled(ctx, queue, build, a, b, VEC_TILES[0], batches=B, vec=vec)
+    for i in range(B):
+        with np.errstate(invalid="ignore"):
+            ref = reference(a[i], b[i])
+        np.testing.assert_array_equal(np.isnan(out[i]), np.isnan(ref))
+        fin = np.isfinite(ref)
+        np.testing.assert_allclose(out[i][fin], ref[fin], rtol=1e-4, atol=1e-4 * K**0.5)

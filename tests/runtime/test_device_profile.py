@@ -106,13 +106,14 @@ def test_parameter_overrides():
     p = profile_of(
         {
             "TORCH_OCL_DEVICE_PROFILE": "gpu",
-            "TORCH_OCL_DEVICE_PARAMS": "stream_chunk=8,gemm_large=32x64x8:8x16:0,"
-            "gemm_medium=32x64x8:8x16:0,gemm_small=16x16x8:4x4:0,scan_tiles=0",
+            "TORCH_OCL_DEVICE_PARAMS": "stream_chunk=8,gemm_large=32x64x16:8x16:0:4,"
+            "gemm_medium=32x64x16:8x16:0:4,gemm_small=16x16x8:4x4:0,scan_tiles=0",
         }
     )
     assert p["params"]["stream_chunk"] == 8 and p["params"]["scan_tiles"] is False
-    assert p["params"]["gemm_small"] == "16x16x8:4x4:0"
-    assert p["tile"] == "32x64x8:8x16:0"
+    # The vector width may be left out (1); the profile always shows it.
+    assert p["params"]["gemm_small"] == "16x16x8:4x4:0:1"
+    assert p["tile"] == "32x64x16:8x16:0:4"
 
 
 @pytest.mark.parametrize(
@@ -124,7 +125,8 @@ def test_parameter_overrides():
             "does not set a parameter; use name=value with one of: ",
         ),
         ({"TORCH_OCL_DEVICE_PARAMS": "stream_chunk=0"}, "bad value '0' for stream_chunk"),
-        ({"TORCH_OCL_DEVICE_PARAMS": "gemm_small=64x64"}, "GEMM tiles as MxNxK:WMxWN:PAD"),
+        ({"TORCH_OCL_DEVICE_PARAMS": "gemm_small=64x64"}, "GEMM tiles as MxNxK:WMxWN:PAD[:VEC]"),
+        ({"TORCH_OCL_DEVICE_PARAMS": "gemm_small=32x32x16:8x8:1:3"}, "bad value"),
         ({"TORCH_OCL_DEVICE_PARAMS": "gemm_small=48x48x8:16x16:0"}, "is not a legal tile"),
     ],
 )
