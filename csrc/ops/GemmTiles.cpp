@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "ops/Matmul.h"
@@ -31,8 +32,14 @@ int64_t groups(const GemmTile& t, const GemmProblem& p) {
   return ceil_div(p.M, t.tile_m) * ceil_div(p.N, t.tile_n) * std::max<int64_t>(p.batches, 1);
 }
 
-// The largest tile class whose grid of work-groups still gives every compute unit one.
+// At most this many rows (columns) make a product skinny.
+constexpr int64_t kSkinny = 16;
+
+// Skinny products (few rows or few columns) by their own tiles; otherwise the largest tile class
+// whose grid of work-groups still gives every compute unit one.
 GemmSize size_class(const DeviceProfile& prof, const DeviceInfo& info, const GemmProblem& p) {
+  if (p.M <= kSkinny && p.N > kSkinny) return GemmSize::kSkinnyM;
+  if (p.N <= kSkinny && p.M > kSkinny) return GemmSize::kSkinnyN;
   const int64_t cus = std::max<int64_t>(1, info.compute_units);
   if (groups(prof.gemm_large, p) >= cus) return GemmSize::kLarge;
   if (groups(prof.gemm_medium, p) >= cus) return GemmSize::kMedium;
@@ -40,7 +47,34 @@ GemmSize size_class(const DeviceProfile& prof, const DeviceInfo& info, const Gem
 }
 
 const char* class_name(GemmSize s) {
-  return s == GemmSize::kLarge ? "large" : s == GemmSize::kMedium ? "medium" : "small";
+  switch (s) {
+    case GemmSize::kLarge:
+      return "large";
+    case GemmSize::kMedium:
+      return "medium";
+    case GemmSize::kSkinnyM:
+      return "skinny_m";
+    case GemmSize::kSkinnyN:
+      return "skinny_n";
+    default:
+      return "small";
+  }
+}
+
+// The profile's tile for a class (the skinny tile transposed for few columns).
+GemmTile profile_tile(const DeviceProfile& prof, GemmSize cls) {
+  switch (cls) {
+    case GemmSize::kLarge:
+      return prof.gemm_large;
+    case GemmSize::kMedium:
+      return prof.gemm_medium;
+    case GemmSize::kSkinnyM:
+      return prof.gemm_skinny;
+    case GemmSize::kSkinnyN:
+      return prof.gemm_skinny.transposed();
+    default:
+      return prof.gemm_small;
+  }
 }
 
 bool legal_on(const GemmTile& t, const DeviceInfo& info, size_t elem_bytes) {
@@ -51,6 +85,11 @@ bool legal_on(const GemmTile& t, const DeviceInfo& info, size_t elem_bytes) {
 // element size.
 std::optional<GemmTile> default_tile(const DeviceProfile& prof, const DeviceInfo& info,
                                      GemmSize cls, size_t elem_bytes) {
+  if (cls == GemmSize::kSkinnyM || cls == GemmSize::kSkinnyN) {
+    const GemmTile t = profile_tile(prof, cls);
+    if (legal_on(t, info, elem_bytes)) return t;
+    cls = GemmSize::kSmall;
+  }
   const GemmTile order[3] = {prof.gemm_large, prof.gemm_medium, prof.gemm_small};
   for (int i = 2 - static_cast<int>(cls); i < 3; ++i) {
     if (legal_on(order[i], info, elem_bytes)) return order[i];
@@ -71,7 +110,8 @@ uint64_t fnv1a(const std::string& s) {
 // list (a new candidate list, or new device limits, make old entries misses).
 std::string tuning_key(int device, const GemmProblem& p, GemmSize cls) {
   std::string list;
-  for (const GemmTile& t : gemm_candidates(device, compute_bytes(p.dtype))) list += t.str() + ";";
+  for (const GemmTile& t : gemm_candidates(device, cls, compute_bytes(p.dtype)))
+    list += t.str() + ";";
   char hash[17];
   std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(fnv1a(list)));
   return std::string("mm_tiled/") + c10::toString(p.dtype) + "/" + (p.a_trans ? "T" : "N") +
@@ -93,20 +133,26 @@ at::Tensor operand(int device, const GemmProblem& p, int64_t rows, int64_t cols,
 
 }  // namespace
 
-std::vector<GemmTile> gemm_candidates(int device, size_t elem_bytes) {
+std::vector<GemmTile> gemm_candidates(int device, GemmSize cls, size_t elem_bytes) {
   const DeviceInfo& info = device_info(device);
   std::vector<GemmTile> out;
-  const int shapes[][2] = {{8, 8}, {16, 16}, {8, 16}, {16, 8}, {8, 32}, {32, 8}};
-  for (int tm : {32, 64, 128}) {
+  const bool skinny = cls == GemmSize::kSkinnyM || cls == GemmSize::kSkinnyN;
+  using Shape = std::array<int, 2>;
+  const std::vector<Shape> shapes =
+      skinny ? std::vector<Shape>{{4, 16}, {4, 32}, {2, 32}, {8, 16}}
+             : std::vector<Shape>{{8, 8}, {16, 16}, {8, 16}, {16, 8}, {8, 32}, {32, 8}};
+  const std::vector<int> ms = skinny ? std::vector<int>{8, 16} : std::vector<int>{32, 64, 128};
+  for (int tm : ms) {
     for (int tn : {32, 64, 128}) {
       for (int tk : {8, 16, 32}) {
         for (const auto& wg : shapes) {
           for (int pad : {0, 1}) {
             for (int vec : {1, 4}) {
-              const GemmTile t{tm, tn, tk, wg[0], wg[1], pad, vec};
+              GemmTile t{tm, tn, tk, wg[0], wg[1], pad, vec};
               if (tm % wg[0] || tn % wg[1]) continue;
               const int wm = tm / wg[0], wn = tn / wg[1];
               if (wm < 2 || wn < 2 || wm > 8 || wn > 8) continue;
+              if (cls == GemmSize::kSkinnyN) t = t.transposed();
               if (legal_on(t, info, elem_bytes)) out.push_back(t);
             }
           }
@@ -154,10 +200,11 @@ GemmTuneResult tune_gemm(int device, const GemmProblem& p, int max_candidates) {
 
   // The candidates: all, or a bounded subset spread evenly over the list that always holds the
   // profile's tiles (so tuning never loses to the defaults it replaces).
-  const std::vector<GemmTile> all = gemm_candidates(device, bytes);
+  const std::vector<GemmTile> all = gemm_candidates(device, cls, bytes);
   std::vector<GemmTile>& tried = result.tried;
   tried.push_back(*reference_tile);
-  for (const GemmTile& t : {prof.gemm_large, prof.gemm_medium, prof.gemm_small}) {
+  for (const GemmTile& t :
+       {prof.gemm_large, prof.gemm_medium, prof.gemm_small, profile_tile(prof, cls)}) {
     if (legal_on(t, info, bytes) && std::find(tried.begin(), tried.end(), t) == tried.end())
       tried.push_back(t);
   }
@@ -230,12 +277,6 @@ TORCH_LIBRARY_FRAGMENT(ocl, m) {
         for (const GemmTile& t : r.tried) tried.push_back(t.str());
         return std::make_tuple(r.best ? r.best->str() : std::string(), r.key, tried, r.seconds);
       });
-  m.def("_gemm_candidates(int device, int elem_bytes) -> str[]", [](int64_t device, int64_t bytes) {
-    std::vector<std::string> out;
-    for (const GemmTile& t : gemm_candidates(static_cast<int>(device), bytes))
-      out.push_back(t.str());
-    return out;
-  });
 }
 
 }  // namespace torch_ocl

@@ -16,7 +16,7 @@
 
 namespace torch_ocl {
 
-enum class GemmSize { kSmall, kMedium, kLarge };
+enum class GemmSize { kSmall, kMedium, kLarge, kSkinnyM, kSkinnyN };
 
 struct GemmProblem {
   at::ScalarType dtype;
@@ -28,8 +28,9 @@ struct GemmProblem {
 // profile, or no tile fits the device for this element size).
 std::optional<GemmTile> gemm_tile_for(int device, const GemmProblem& p);
 
-// The legal candidates of the tuner for elements of `elem_bytes` on `device`, in a fixed order.
-std::vector<GemmTile> gemm_candidates(int device, size_t elem_bytes);
+// The legal candidates of the tuner for a size class and elements of `elem_bytes` on `device`, in
+// a fixed order.
+std::vector<GemmTile> gemm_candidates(int device, GemmSize cls, size_t elem_bytes);
 
 struct GemmTuneResult {
   std::optional<GemmTile> best;

@@ -167,11 +167,14 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
     p.gemm_large = {64, 64, 16, 16, 16, 1, 1};
     p.gemm_medium = {32, 32, 16, 8, 8, 1, 1};
     p.gemm_small = {16, 16, 16, 8, 8, 1, 1};
+    p.gemm_skinny = {8, 64, 16, 4, 16, 1, 1};
   } else {
     // Large and medium tiles load 4-wide (128-bit) vectors where the operands are aligned.
     p.gemm_large = {128, 128, 16, 16, 16, 1, 4};
     p.gemm_medium = {64, 64, 16, 16, 16, 1, 4};
     p.gemm_small = {32, 32, 16, 8, 8, 1, 1};
+    // 16 rows by 64 columns, 4 x 4 per work-item: a small batch wastes no rows of 32.
+    p.gemm_skinny = {16, 64, 32, 4, 16, 1, 1};
   }
   // Work-groups fill at least one lock-step unit where the device allows it.
   (void)d;
@@ -185,6 +188,7 @@ void fit_gemm_tiles(DeviceProfile& p, const DeviceInfo& d) {
   if (!ok(p.gemm_small)) p.gemm_small = tiny;
   if (!ok(p.gemm_medium)) p.gemm_medium = p.gemm_small;
   if (!ok(p.gemm_large)) p.gemm_large = p.gemm_medium;
+  if (!ok(p.gemm_skinny) || !ok(p.gemm_skinny.transposed())) p.gemm_skinny = p.gemm_small;
   if (!ok(p.gemm_small)) p.gemm_register_blocked = true;
   // The implicit-GEMM convolution runs on the tiled kernel.
   if (p.gemm_register_blocked) p.conv_implicit_gemm = false;
@@ -259,6 +263,7 @@ const std::vector<Field>& fields() {
       tile_field("gemm_large", &DeviceProfile::gemm_large),
       tile_field("gemm_medium", &DeviceProfile::gemm_medium),
       tile_field("gemm_small", &DeviceProfile::gemm_small),
+      tile_field("gemm_skinny", &DeviceProfile::gemm_skinny),
   };
   return f;
 }
@@ -300,6 +305,7 @@ void apply_overrides(DeviceProfile& p, const DeviceInfo& d) {
     if (name.rfind("gemm_", 0) == 0 && name != "gemm_register_blocked") {
       const GemmTile& t = name == "gemm_large"    ? p.gemm_large
                           : name == "gemm_medium" ? p.gemm_medium
+                          : name == "gemm_skinny" ? p.gemm_skinny
                                                   : p.gemm_small;
       TORCH_CHECK(t.legal(d.max_work_group, d.local_mem, 4),
                   "torch-ocl: TORCH_OCL_DEVICE_PARAMS: ", name, "=", value,

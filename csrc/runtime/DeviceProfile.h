@@ -40,6 +40,8 @@ struct GemmTile {
   // The kernel's build options (-DTILE_M=.. ...; the vector widths are the launch's: VEC_A/B).
   std::string options() const;
   int work_group() const { return wg_m * wg_n; }
+  // The same tile with the roles of m and n swapped (skinny products with few columns).
+  GemmTile transposed() const { return {tile_n, tile_m, tile_k, wg_n, wg_m, pad, vec}; }
   // Whether the kernel accepts this shape on a device with these limits for elements of
   // `elem_bytes` bytes (divisibility, register block size, work-group and local-memory limits).
   bool legal(size_t max_work_group, uint64_t local_mem, size_t elem_bytes) const;
@@ -92,8 +94,10 @@ struct DeviceProfile {
   // layout and half types widened to float32 first; false: the tiled kernel (mm_tiled.cl).
   bool gemm_register_blocked = false;
   // Tiles of the tiled GEMM by problem size: the first whose grid of work-groups fills the device
-  // (large, then medium), else small. Tuning (runtime/Tuning) may replace them per size class.
-  GemmTile gemm_large, gemm_medium, gemm_small;
+  // (large, then medium), else small; gemm_skinny for products with at most 16 rows (few rows of
+  // A: a Linear layer on a small batch), transposed for at most 16 columns. Tuning
+  // (runtime/Tuning) may replace them per size class.
+  GemmTile gemm_large, gemm_medium, gemm_small, gemm_skinny;
 
   const char* class_name() const { return cls == ProfileClass::kCpu ? "cpu" : "gpu"; }
   // Every parameter as (name, value) strings, in a fixed order (torch.ocl.device_profile).

@@ -22,6 +22,8 @@ TILES = [
     (32, 64, 8, 8, 16, 0),  # unequal tile sides, no padding
     (64, 32, 32, 32, 8, 1),  # tall work-group, k tile larger than most K here
     (16, 16, 16, 16, 16, 0),  # one element per work-item
+    (16, 64, 32, 4, 16, 1),  # the skinny tile (few rows)
+    (64, 16, 32, 16, 4, 1),  # transposed (few columns)
 ]
 
 

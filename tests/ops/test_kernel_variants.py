@@ -51,8 +51,17 @@ def both(*shapes, seed=0, dtype=torch.float64, grad=False):
 # ---------------------------------------------------------------------------------- GEMM
 
 
-# (M, N, K): size classes small/medium/large on a device with few compute units, odd edges.
-GEMM_SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 17), (130, 97, 70), (260, 300, 129)]
+# (M, N, K): size classes small/medium/large on a device with few compute units, skinny products
+# (few rows: a Linear on a small batch; few columns), odd edges.
+GEMM_SHAPES = [
+    (1, 1, 1),
+    (7, 13, 5),
+    (33, 65, 17),
+    (130, 97, 70),
+    (260, 300, 129),
+    (3, 100, 40),
+    (100, 5, 33),
+]
 
 
 @pytest.mark.parametrize("shape", GEMM_SHAPES, ids=lambda s: "x".join(map(str, s)))
