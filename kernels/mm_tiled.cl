@@ -137,22 +137,21 @@
 #error "a work-item's block is at most 16 x 16"
 #endif
 
+// Quotient and remainder as q = a / b, r = a - q * b, never `%` beside `/`: LLVM pairs those and
+// inserts a `freeze`, which Oclgrind's uninitialised-value checker cannot execute (elementwise.cl).
+#define MM_REM(a, b, q) ((a) - (q) * (b))
+
 #if defined(CONV_B) || defined(CONV_WGRAD)
 #define MM_CONV 1
 // The input element im2col puts at row r, column p (an output position) of one image `x`, or 0
 // where it lies in the padding.
 inline T conv_col(__global const SP* x, int r, int p, int4 isz, int4 osz, int4 ks, int4 st,
                   int4 pd, int4 dl, long x_sc, long4 x_ss) {
-  const int kw = r % ks.z;
-  r /= ks.z;
-  const int kh = r % ks.y;
-  r /= ks.y;
-  const int kd = r % ks.x;
-  const int c = r / ks.x;
-  const int ow = p % osz.z;
-  p /= osz.z;
-  const int oh = p % osz.y;
-  const int od = p / osz.y;
+  const int r1 = r / ks.z, kw = MM_REM(r, ks.z, r1);
+  const int r2 = r1 / ks.y, kh = MM_REM(r1, ks.y, r2);
+  const int c = r2 / ks.x, kd = MM_REM(r2, ks.x, c);
+  const int p1 = p / osz.z, ow = MM_REM(p, osz.z, p1);
+  const int od = p1 / osz.y, oh = MM_REM(p1, osz.y, od);
   const int id = od * st.x - pd.x + kd * dl.x;
   const int ih = oh * st.y - pd.y + kh * dl.y;
   const int iw = ow * st.z - pd.z + kw * dl.z;
@@ -187,7 +186,8 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
   const int n0 = get_group_id(0) * TILE_N;
   int k_begin = 0, k_end = K;
 #if defined(CONV_B)
-  const long image = (long)get_group_id(2) / G, group = (long)get_group_id(2) % G;
+  const long image = (long)get_group_id(2) / G;
+  const long group = MM_REM((long)get_group_id(2), G, image);
   A += a_off + group * a_sb;
   B += b_off + image * b_sb + group * b_sg;
   C += c_off + image * c_sb + group * c_sg;
@@ -195,7 +195,8 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
 #elif defined(CONV_WGRAD)
   // Batch z = group * S + split: split s sums k in [s * KS, (s + 1) * KS) into its own partial
   // gradient (c_sb apart), k = image * L + output position.
-  const long group = (long)get_group_id(2) / S, split = (long)get_group_id(2) % S;
+  const long group = (long)get_group_id(2) / S;
+  const long split = MM_REM((long)get_group_id(2), S, group);
   const int L = osz.x * osz.y * osz.z;
   k_begin = (int)split * KS;
   k_end = min(K, k_begin + KS);
@@ -227,14 +228,14 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
     for (int r = 0; r < A_LOADS / VEC_A; ++r) {
       const int e = lid + r * WGS;
 #ifdef A_TRANS
-      const int mm = (e % (TILE_M / VEC_A)) * VEC_A, kk = e / (TILE_M / VEC_A);
+      const int kk = e / (TILE_M / VEC_A), mm = MM_REM(e, TILE_M / VEC_A, kk) * VEC_A;
       const int gm = m0 + mm, gk = k0 + kk;
       __global const T* ap = A + (long)gk * lda + gm;
 #define MM_PUT_A(j, x) As[kk][mm + j] = (x);
 #define MM_IN_A(j) (gk < K && gm + j < M)
       const bool whole = gk < K && gm + VEC_A <= M;
 #else
-      const int kk = (e % (TILE_K / VEC_A)) * VEC_A, mm = e / (TILE_K / VEC_A);
+      const int mm = e / (TILE_K / VEC_A), kk = MM_REM(e, TILE_K / VEC_A, mm) * VEC_A;
       const int gm = m0 + mm, gk = k0 + kk;
       __global const T* ap = A + (long)gm * lda + gk;
 #define MM_PUT_A(j, x) As[kk + j][mm] = (x);
@@ -259,16 +260,17 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
     for (int r = 0; r < A_LOADS; ++r) {
       const int e = lid + r * WGS;
 #ifdef A_TRANS
-      const int mm = e % TILE_M, kk = e / TILE_M;  // A stored K x M: m contiguous
+      const int kk = e / TILE_M, mm = MM_REM(e, TILE_M, kk);  // A stored K x M: m contiguous
 #else
-      const int kk = e % TILE_K, mm = e / TILE_K;  // A stored M x K: k contiguous
+      const int mm = e / TILE_K, kk = MM_REM(e, TILE_K, mm);  // A stored M x K: k contiguous
 #endif
       const int gm = m0 + mm, gk = k0 + kk;
       T v = (T)0;
       if (gm < M && gk < k_end) {
 #if defined(CONV_WGRAD)
         // A = the output gradient: A[co, k] = gy[image, co, position].
-        v = MM_LD(A, (long)(gk / L) * gy_sn + (long)gm * gy_sc + gk % L);
+        const int image = gk / L;
+        v = MM_LD(A, (long)image * gy_sn + (long)gm * gy_sc + MM_REM(gk, L, image));
 #elif defined(A_TRANS)
         v = MM_LD(A, (long)gk * lda + gm);
 #else
@@ -284,14 +286,14 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
     for (int r = 0; r < B_LOADS / VEC_B; ++r) {
       const int e = lid + r * WGS;
 #ifdef B_TRANS
-      const int kk = (e % (TILE_K / VEC_B)) * VEC_B, nn = e / (TILE_K / VEC_B);
+      const int nn = e / (TILE_K / VEC_B), kk = MM_REM(e, TILE_K / VEC_B, nn) * VEC_B;
       const int gn = n0 + nn, gk = k0 + kk;
       __global const T* bp = B + (long)gn * ldb + gk;
 #define MM_PUT_B(j, x) Bs[kk + j][nn] = (x);
 #define MM_IN_B(j) (gn < N && gk + j < K)
       const bool whole = gn < N && gk + VEC_B <= K;
 #else
-      const int nn = (e % (TILE_N / VEC_B)) * VEC_B, kk = e / (TILE_N / VEC_B);
+      const int kk = e / (TILE_N / VEC_B), nn = MM_REM(e, TILE_N / VEC_B, kk) * VEC_B;
       const int gn = n0 + nn, gk = k0 + kk;
       __global const T* bp = B + (long)gk * ldb + gn;
 #define MM_PUT_B(j, x) Bs[kk][nn + j] = (x);
@@ -316,9 +318,9 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
     for (int r = 0; r < B_LOADS; ++r) {
       const int e = lid + r * WGS;
 #ifdef MM_B_K_FASTEST
-      const int kk = e % TILE_K, nn = e / TILE_K;  // B contiguous along k
+      const int nn = e / TILE_K, kk = MM_REM(e, TILE_K, nn);  // B contiguous along k
 #else
-      const int nn = e % TILE_N, kk = e / TILE_N;  // B contiguous along n
+      const int kk = e / TILE_N, nn = MM_REM(e, TILE_N, kk);  // B contiguous along n
 #endif
       const int gn = n0 + nn, gk = k0 + kk;
       T v = (T)0;
@@ -328,7 +330,9 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
         v = conv_col(B, gk, gn, isz, osz, ks, st, pd, dl, x_sc, x_ss);
 #elif defined(CONV_WGRAD)
         // B = the transposed columns: B[k, r] = columns[r, position] of image k / L.
-        v = conv_col(B + (long)(gk / L) * x_sn, gn, gk % L, isz, osz, ks, st, pd, dl, x_sc, x_ss);
+        const int image = gk / L;
+        v = conv_col(B + (long)image * x_sn, gn, MM_REM(gk, L, image), isz, osz, ks, st, pd, dl,
+                     x_sc, x_ss);
 #elif defined(B_TRANS)
         v = MM_LD(B, (long)gn * ldb + gk);
 #else
