@@ -290,8 +290,12 @@ __kernel void norm_dx(SHAPE, int spt, int use_sums, ACC eps, T3(const STORE_TYPE
 #endif
   // dx = g * kg + (x - mean) * kx + k0, with xhat = (x - mean) * rs
   ACC kg = rs * wc, kx = 0, k0 = 0, mu = 0;
+  // The count is computed outside the `if`: Intel's CPU runtime (opencl-rt 2021.2) crashes while
+  // vectorising this kernel when the division by a count chosen by per_channel sits under
+  // `if (use_sums)` before the loop over s (its vectoriser recurses until the stack overflows;
+  // ci/intel_norm_crash.py reproduces it with pyopencl alone).
+  const ACC cnt = (ACC)row_count(per_channel, N, C, S, G);
   if (use_sums) {
-    const ACC cnt = (ACC)row_count(per_channel, N, C, S, G);
     mu = load_mean(mean, mean_off, row);
 #ifdef RMS
     const ACC a = 0;

@@ -7,11 +7,19 @@ sizes (elements_launch). Tensors are [N, C, S] at a non-zero offset, x in a chan
 group norm (G groups), layer norm (the view [M, K, 1], G = 1) and RMS norm (-DRMS).
 """
 
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from cl_tags import FLOAT_TAGS, STORE, buffer, need_fp64, store, to_f64
 
 cl = pytest.importorskip("pyopencl")
+
+KERNEL_DIR = pathlib.Path(__file__).resolve().parents[2] / "kernels"
 
 LWS = 128
 OFF = 2
@@ -229,3 +237,61 @@ def test_eval_mode_var_in(ctx, queue, build, rng, tag):
     cl.enqueue_copy(queue, yb, by)
     ref_dx = rstd[None, :, None] * w[None, :, None] * x
     np.testing.assert_allclose(read(tag, yb, x.shape, ys), ref_dx, rtol=RTOL[tag], atol=RTOL[tag])
+
+
+# Build variants as csrc/ops/Norm.cpp forms them (-DHAS_W / -DHAS_B / -DRMS / -DVAR_IN /
+# -DRUNNING, and statistics of the data's dtype): every program holds norm_dx, so a variant that
+# the device's compiler cannot build breaks the forward ops too.
+BUILD_VARIANTS = [
+    [],
+    ["-DHAS_B"],
+    ["-DHAS_W"],
+    ["-DHAS_W", "-DHAS_B"],
+    ["-DRMS"],
+    ["-DRMS", "-DHAS_W"],
+    ["-DVAR_IN"],
+    ["-DVAR_IN", "-DHAS_W", "-DSTAT_T={tag}"],
+    ["-DRUNNING", "-DRUN_T={tag}"],
+    ["-DRUNNING", "-DRUN_T={tag}", "-DHAS_W", "-DHAS_B"],
+]
+
+_BUILD_ALL = r"""
+import json, sys
+import pyopencl as cl
+platform, device, source, variants = json.loads(sys.stdin.read())
+dev = [d for p in cl.get_platforms() if p.name == platform
+       for d in p.get_devices() if d.name == device][0]
+ctx = cl.Context([dev])
+for options in variants:
+    print("building", " ".join(options), flush=True)
+    cl.Program(ctx, source).build(options=options)
+print("all built", flush=True)
+"""
+
+
+@pytest.mark.parametrize("tag", FLOAT_TAGS)
+def test_build_variants(ctx, has_fp64, tag):
+    """norm.cl builds for every variant the host builds, in a separate process: Intel's CPU
+    runtime (opencl-rt 2021.2, vectoriser on) crashed the process with SIGSEGV while building
+    the variants without -DHAS_W / -DVAR_IN before norm_dx computed its count outside
+    `if (use_sums)` (ci/intel_norm_crash.py holds the minimal reproducer). pyopencl's binary
+    cache is off in the child so that the device's compiler really runs."""
+    need_fp64(has_fp64, tag)
+    source = (KERNEL_DIR / "common.clh").read_text() + "\n" + (KERNEL_DIR / "norm.cl").read_text()
+    acc = "double" if tag == "double" else "float"
+    base = [f"-DX_T={tag}", f"-DACC_T={acc}"] + (["-DTORCH_OCL_FP64"] if has_fp64 else [])
+    variants = [base + [o.format(tag=tag) for o in v] for v in BUILD_VARIANTS]
+    dev = ctx.devices[0]
+    proc = subprocess.run(
+        [sys.executable, "-c", _BUILD_ALL],
+        input=json.dumps([dev.platform.name, dev.name, source, variants]),
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYOPENCL_NO_CACHE="1"),
+        timeout=600,
+    )
+    assert proc.returncode == 0 and "all built" in proc.stdout, (
+        f"building norm.cl on {dev.platform.name} / {dev.name} failed "
+        f"(exit {proc.returncode}); last variant tried: "
+        f"{(proc.stdout.strip().splitlines() or ['none'])[-1]}\n{proc.stderr[-2000:]}"
+    )
