@@ -13,7 +13,9 @@
 //       16     8  payload size P
 //       24     8  FNV-1a 64 checksum of the payload
 //       32     K  the cache key, verbatim: device name, vendor, driver version, platform version,
-//                 build options and the program's full source text, each length-prefixed
+//                 the implementations' compiler settings from the environment (only when any is
+//                 set, see compiler_environment), build options and the program's full source
+//                 text, each length-prefixed
 //     32+K     P  payload: the driver's binary (CL_PROGRAM_BINARIES)
 //
 // Guarantees:
@@ -37,6 +39,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -55,12 +58,20 @@
 
 #ifdef _WIN32
 #include <process.h>
+#include <stdlib.h>  // _environ
 #else
 #include <unistd.h>
+#endif
+#ifdef __APPLE__
+#include <crt_externs.h>  // _NSGetEnviron: a shared library cannot use `environ` on macOS
 #endif
 
 #include "runtime/Device.h"
 #include "runtime/OclApi.h"
+
+#if !defined(_WIN32) && !defined(__APPLE__)
+extern "C" char** environ;
+#endif
 
 namespace torch_ocl {
 
@@ -126,6 +137,55 @@ void append_field(std::string& out, const char* name, const std::string& value) 
   out += '\n';
 }
 
+// Environment variables through which OpenCL implementations change the code their compiler
+// makes for the same source and options. Intel's CPU runtime reads its settings from
+// CL_CONFIG_* variables (vectoriser mode, target ISA, fast relaxed math, loop unrolling, ...):
+// every one of them counts, as the runtime's own list of them is not public. PoCL's: extra
+// compiler flags, the work-group method, and the work-group compiler's parameters, which also
+// shape the work-group functions a binary carries with POCL_BINARY_SPECIALIZE_WG (measured on
+// PoCL 3.0: POCL_WORK_GROUP_METHOD, POCL_EXTRA_BUILD_FLAGS and POCL_BINARY_SPECIALIZE_WG change
+// the size of the binary). PoCL's others (POCL_DEBUG, POCL_CACHE_DIR, POCL_KERNEL_CACHE,
+// POCL_DEVICES, POCL_MAX_PTHREAD_COUNT, POCL_AFFINITY, POCL_MEMORY_LIMIT, tracing, ...) select,
+// log or schedule, and leave the binary alone.
+bool affects_compiler(const std::string& name) {
+  static const char* const kPocl[] = {
+      "POCL_EXTRA_BUILD_FLAGS",         "POCL_WORK_GROUP_METHOD",
+      "POCL_BINARY_SPECIALIZE_WG",      "POCL_WORK_GROUP_SPECIALIZATION",
+      "POCL_WILOOPS_MAX_UNROLL_COUNT",  "POCL_FULL_REPLICATION_THRESHOLD",
+      "POCL_FORCE_PARALLEL_OUTER_LOOP",
+  };
+  if (name.rfind("CL_CONFIG_", 0) == 0) return true;
+  for (const char* p : kPocl)
+    if (name == p) return true;
+  return false;
+}
+
+// "NAME=value" lines of the compiler-affecting variables set in this process, sorted by name;
+// "" when none is set (the key is then what it was before these settings counted, so existing
+// cache entries stay valid). Read once: the implementations read them when they load.
+const std::string& compiler_environment() {
+  static const std::string env = [] {
+#if defined(_WIN32)
+    char** vars = _environ;
+#elif defined(__APPLE__)
+    char** vars = *_NSGetEnviron();
+#else
+    char** vars = environ;
+#endif
+    std::vector<std::string> found;
+    for (char** v = vars; v && *v; ++v) {
+      const std::string entry(*v);
+      const size_t eq = entry.find('=');
+      if (eq != std::string::npos && affects_compiler(entry.substr(0, eq))) found.push_back(entry);
+    }
+    std::sort(found.begin(), found.end());
+    std::string out;
+    for (const std::string& e : found) out += e + '\n';
+    return out;
+  }();
+  return env;
+}
+
 // Everything the driver's binary depends on, stored verbatim in the file.
 std::string cache_key(const DeviceInfo& info, const std::string& source,
                       const std::string& options) {
@@ -135,6 +195,7 @@ std::string cache_key(const DeviceInfo& info, const std::string& source,
   append_field(key, "vendor", info.vendor);
   append_field(key, "driver", info.driver_version);
   append_field(key, "platform", info.platform_version);
+  if (!compiler_environment().empty()) append_field(key, "compiler_env", compiler_environment());
   append_field(key, "options", options);
   append_field(key, "source", source);
   return key;
@@ -465,7 +526,7 @@ struct KernelOrigin {
 
 std::mutex g_mutex;  // guards the three maps below, and nothing else: never held while building
 std::unordered_map<std::string, std::unique_ptr<ProgramSlot>> g_programs;  // key: program_key()
-std::unordered_map<std::string, cl_kernel> g_kernels;  // key: program key + '|' + kernel name
+std::unordered_map<std::string, cl_kernel> g_kernels;   // key: program key + '|' + kernel name
 std::unordered_map<cl_kernel, KernelOrigin> g_origins;  // every kernel in g_kernels
 
 // Exact keys, never hashes: the origin (kernel file or test source) is length-prefixed, and kernel
@@ -669,6 +730,7 @@ std::string device_identity(int device) {
   append_field(id, "vendor", info.vendor);
   append_field(id, "driver", info.driver_version);
   append_field(id, "platform", info.platform_version);
+  if (!compiler_environment().empty()) append_field(id, "compiler_env", compiler_environment());
   return id;
 }
 

@@ -45,7 +45,8 @@ void build_source_for_test(int device, const std::string& source, const std::str
 // The directory of the disk cache ("" when TORCH_OCL_CACHE=0 or no location is known).
 std::string cache_directory();
 // What a device's compiled code depends on besides the source: its name, vendor, driver and
-// platform versions (one string).
+// platform versions, and the implementations' compiler settings set in the environment
+// (CL_CONFIG_* for Intel's CPU runtime, some POCL_*; see Program.cpp) (one string).
 std::string device_identity(int device);
 
 // The options every program on `device` gets (for example "-cl-std=CL1.2 -DTORCH_OCL_FP64").

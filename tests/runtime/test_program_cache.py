@@ -128,11 +128,12 @@ def _check(proc: subprocess.CompletedProcess | subprocess.Popen, stdout: str, st
     return stderr
 
 
-def _run(cache, script=CHILD, seed=0, **kwargs) -> str:
-    """Runs `script` with the cache in `cache`; returns its stderr (the cache's log)."""
+def _run(cache, script=CHILD, seed=0, extra_env=None, **kwargs) -> str:
+    """Runs `script` with the cache in `cache` and `extra_env` added to its environment; returns
+    its stderr (the cache's log)."""
     proc = subprocess.run(
         [sys.executable, "-c", script, str(seed)],
-        env=_child_env(cache),
+        env={**_child_env(cache), **(extra_env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -267,6 +268,56 @@ def test_second_run_only_reads(cache):
     assert len(_events(log, "hit")) == len(before), log
     assert _events(log, "built") == [] and _events(log, "rejected") == [], log
     assert before == {f: (f.stat().st_ino, f.stat().st_mtime_ns) for f in _entries(cache)}
+
+
+def _compiler_settings_set() -> list[str]:
+    """Compiler settings (Program.cpp's compiler_environment) set in this environment, which are
+    in the warm cache's keys too."""
+    pocl = {
+        "POCL_EXTRA_BUILD_FLAGS", "POCL_WORK_GROUP_METHOD", "POCL_BINARY_SPECIALIZE_WG",
+        "POCL_WORK_GROUP_SPECIALIZATION", "POCL_WILOOPS_MAX_UNROLL_COUNT",
+        "POCL_FULL_REPLICATION_THRESHOLD", "POCL_FORCE_PARALLEL_OUTER_LOOP",
+    }  # fmt: skip
+    return sorted(k for k in os.environ if k.startswith("CL_CONFIG_") or k in pocl)
+
+
+def test_compiler_settings_are_part_of_the_key(cache):
+    """A binary built under one setting of the implementation's compiler (Intel's CPU runtime:
+    CL_CONFIG_*; PoCL: POCL_WORK_GROUP_METHOD and a few more) is never reused under another: each
+    setting misses the cache, builds and gets its own entries (its value in their keys), then
+    hits them. Unrelated variables (a PoCL setting outside code generation, names that only
+    look alike) keep the key. CL_CONFIG_CPU_VECTORIZER_MODE=1 switches Intel's vectoriser off;
+    PoCL ignores it, so the test means the same on both (the key does not depend on which
+    implementation runs)."""
+    if _compiler_settings_set():
+        pytest.skip(f"compiler settings set in this environment: {_compiler_settings_set()}")
+    warm = set(_entries(cache))
+    unrelated = {
+        "TORCH_OCL_UNRELATED": "1",
+        "NOT_CL_CONFIG_CPU_VECTORIZER_MODE": "1",
+        "CL_CONFIG": "1",
+        "POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES": "0",
+    }
+    log = _run(cache, seed=7, extra_env=unrelated)
+    assert len(_events(log, "hit")) == len(warm) and _events(log, "built") == [], log
+    seen = set(warm)
+    settings = [
+        {"CL_CONFIG_CPU_VECTORIZER_MODE": "1"},
+        {"CL_CONFIG_CPU_VECTORIZER_MODE": "8"},  # another value: another key
+        {"POCL_WORK_GROUP_METHOD": "loopvec"},  # PoCL's default: the same code, another key
+    ]
+    for setting in settings:
+        log = _run(cache, seed=8, extra_env=setting)
+        assert _events(log, "hit") == [], (setting, log)
+        assert len(_events(log, "built")) == len(warm), (setting, log)
+        new = set(_entries(cache)) - seen
+        assert len(new) == len(warm), (setting, log)
+        for entry in new:
+            key = _split_entry(entry)[0].decode()
+            assert all(f"{k}={v}\n" in key for k, v in setting.items()), key
+        seen |= new
+        log = _run(cache, seed=9, extra_env={**setting, **unrelated})
+        assert len(_events(log, "hit")) == len(warm) and _events(log, "built") == [], log
 
 
 def test_uncreatable_cache_dir_means_no_caching(tmp_path):
