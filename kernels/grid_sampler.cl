@@ -108,13 +108,13 @@ inline ACC source_index(ACC coord, long size, int padding, int align, ACC* grad)
   return r;
 }
 
-// An integral-valued position as an index; positions far outside [0, size) (or NaN) map to
-// FAR, which stays out of range after adding a corner's +1, without an undefined float-to-integer
-// conversion.
-#define FAR (-(1L << 40))
-inline long to_index(ACC f, long size) {
-  return (f >= (ACC)-2 && f <= (ACC)(size + 2)) ? (long)f : FAR;
-}
+// An integral-valued position as an index, clamped to [-2, size + 2] first: positions far outside
+// [0, size) stay out of range after adding a corner's +1, and no float-to-integer conversion is
+// undefined (NaN clamps to -2: clamp is fmin(fmax(f, lo), hi), which drop a NaN operand). A
+// clamp rather than `in range ? (long)f : FAR`: Intel's CPU runtime (opencl-rt 2021.2, vectoriser
+// on) miscompiled that select in bicubic's tap loop, some lanes taking tap -1 for tap 0
+// (ci/intel_grid_sampler_miscompile.py reproduces it with pyopencl alone).
+inline long to_index(ACC f, long size) { return (long)clamp(f, (ACC)-2, (ACC)(size + 2)); }
 
 inline bool in_range(long i, long size) { return i >= 0 && i < size; }
 
