@@ -61,12 +61,12 @@ WRONG = {
         "wrong result: output 1: 10/25 elements differ, max abs diff 1.45",
     ),
     ("linalg.householder_product", "float32", "backward"): (
-        1,
-        "wrong result: grad output 0: 1/30 elements differ, max abs diff 0.000418",
+        3,
+        "wrong result: grad output 0: 1/60 elements differ, max abs diff 0.00102",
     ),
     ("linalg.pinv.hermitian", "float32", "backward"): (
-        0,
-        "wrong result: grad 1/25 elements differ, max abs diff 0.00269",
+        6,
+        "wrong result: grad 1/25 elements differ, max abs diff 0.00293",
     ),
     ("linalg.svd", "float32", "forward"): (
         32,
