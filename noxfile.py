@@ -11,6 +11,7 @@
     nox -s kernels           OpenCL kernel tests through pyopencl only (no torch, no build)
     nox -s oclgrind          kernel and op tests on the Oclgrind simulator
     nox -s gpu_profile       op suite and models with every device on the GPU profile
+    nox -s test-intel        the test suites on Intel's CPU OpenCL runtime (opencl-rt from PyPI)
     nox -s bench             benchmarks/bench_runtime.py against the built wheel
     nox -s stress            the thread stress tests, 20x longer than in the default suite
     nox -s test -- -x -k add extra arguments go to pytest (to bench_runtime.py for bench)
@@ -421,6 +422,23 @@ def gpu_profile(session: nox.Session) -> None:
     _require_device(session)
     args = session.posargs or ["tests/ops", "tests/models", "-q", "-m", "not slow"]
     session.run("bash", "ci/run-gpu-profile.sh", *args, external=True)
+
+
+@nox.session(name="test-intel")
+def test_intel(session: nox.Session) -> None:
+    """The test suites (tests/kernels, tests/runtime, tests/ops, tests/models' default set) on
+    Intel's CPU OpenCL runtime from PyPI (opencl-rt 2021.2 + tbb 2021.x), installed into the
+    session's venv beside PoCL by ci/install-intel-opencl.sh and selected by ci/run-intel.sh
+    (TORCH_OCL_DEVICES="Intel(R) OpenCL", a fresh program cache). Arguments replace the pytest
+    arguments (`nox -s test-intel -- tests/ops/test_norm.py -q`); with none, .ci/run's slice is
+    `bash ci/run-intel.sh`."""
+    if not POCL_PLATFORM:
+        session.skip(f"{NO_POCL}; this session also installs Intel's runtime for Linux x86_64 only")
+    _install_wheel(session, "pocl,test")
+    session.install(*CONSTRAINTS, "torchvision", "timm")
+    session.run("bash", "ci/install-intel-opencl.sh", external=True)
+    args = session.posargs or ["tests", "-q"]
+    session.run("bash", "ci/run-intel.sh", *args, external=True)
 
 
 @nox.session
