@@ -18,9 +18,10 @@
 # what users get.
 #
 # The default slice (see ci/README.md): tests/runtime; op tests that together build every program
-# in kernels/ (each *.cl at least once, OP_SLICE below; checked with TORCH_OCL_CACHE_LOG=1); two
-# models from tests/models: the small CNN (training-mode batch norm) and GPT-2 (layer norm,
-# attention, tied weights).
+# in kernels/ that the device's profile uses (each *.cl at least once, OP_SLICE below; checked by
+# reading the kernel file out of each program cache entry after a run), and the kernel tests of
+# mm_tiled.cl, the GPU profile's GEMM (KERNEL_SLICE); two models from tests/models: the small
+# CNN (training-mode batch norm) and GPT-2 (layer norm, attention, tied weights).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,6 +60,13 @@ OP_SLICE=(
   tests/ops/test_unpool.py::test_unpool                                     # unpool
   tests/ops/test_upsample.py::test_interpolate                              # upsample
 )
+# mm_tiled.cl runs only under the GPU profile (Intel's CPU device gets the CPU one): its kernel
+# tests build it through pyopencl on the same device (TORCH_OCL_DEVICES), in several tile shapes
+# and vector widths.
+KERNEL_SLICE=(
+  tests/kernels/test_mm_tiled.py::test_tiled_k_zero_and_offsets             # mm_tiled
+  tests/kernels/test_mm_tiled.py::test_tiled_vector_loads_batches_nan       # mm_tiled
+)
 MODELS=(
   tests/models/test_models.py::test_small_cnn
   tests/models/test_models.py::test_gpt2_causal_lm_tied_weights
@@ -67,7 +75,7 @@ MODELS=(
 default_run=0
 if [ $# -eq 0 ]; then
   default_run=1
-  set -- tests/runtime "${OP_SLICE[@]}" "${MODELS[@]}" -q
+  set -- tests/runtime "${OP_SLICE[@]}" "${KERNEL_SLICE[@]}" "${MODELS[@]}" -q
 fi
 
 start=$SECONDS
