@@ -156,6 +156,26 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   }
   cl_kernel k = tile ? get_kernel(device, "mm_tiled.cl", "mm_tiled", opts)
                      : get_kernel(device, "mm.cl", "mm", opts);
+  if (tile && !forced) {
+    // The compiled kernel may allow fewer work-items per group than the tile has (registers or
+    // private memory: Intel's CPU runtime allows 160 for 128x128 tiles): then a smaller tile.
+    size_t allowed = 0;
+    const cl_int err = cl().clGetKernelWorkGroupInfo(
+        k, device_info(device).id, CL_KERNEL_WORK_GROUP_SIZE, sizeof(allowed), &allowed, nullptr);
+    if (err == CL_SUCCESS && allowed < static_cast<size_t>(tile->work_group())) {
+      const GemmTile fallbacks[2] = {device_profile(device).gemm_small,
+                                     GemmTile{16, 16, 8, 4, 4, 0, 1}};
+      for (const GemmTile& f : fallbacks) {
+        if (static_cast<size_t>(f.work_group()) <= allowed && !(f == *tile)) {
+          launch_mm(a, b, bias, beta, alpha, out, &f, event);
+          return;
+        }
+      }
+      TORCH_CHECK(false, "torch-ocl: the tiled GEMM kernel allows only ", allowed,
+                  " work-items per group on ", device_info(device).name,
+                  "; no tile fits (TORCH_OCL_DEVICE_PROFILE=cpu uses the register-blocked GEMM)");
+    }
+  }
   const size_t item = out.itemsize();
   KernelLaunch launch(k);
   launch.arg(static_cast<cl_int>(M)).arg(static_cast<cl_int>(N)).arg(static_cast<cl_int>(K));
