@@ -164,18 +164,6 @@ def gpu_suite() -> list[tuple[str, Callable, int]]:
     return cases
 
 
-def transformer_case(device):
-    torch.manual_seed(0)
-    block = nn.TransformerEncoderLayer(256, 8, 1024, dropout=0.0, batch_first=True).to(device)
-    x = torch.randn(4, 128, 256).to(device)
-    mask = nn.Transformer.generate_square_subsequent_mask(128).to(device)
-
-    def run():
-        block(x, src_mask=mask, is_causal=True).sum().backward()
-
-    return run
-
-
 class SmallCNN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -280,7 +268,8 @@ def main() -> None:
         cases.append(("conv 8x64x56x56 3x3 fwd+bwd", conv_case(first, True), 1))
         for size in (256, 512, 1024):
             cases.append((f"mm {size}", gemm_case(size), 3))
-        cases.append(("transformer block b4 s128 d256 fwd+bwd", transformer_case, 2))
+        block = transformer_block_case(4, 128, 256, 8)
+        cases.append(("transformer block b4 s128 d256 fwd+bwd", block, 2))
         cases.append(("small CNN training step b16 32x32", training_case(SmallCNN, 16, 32), 2))
         cases.append(("resnet18 training step b8 64x64", training_case(resnet18, 8, 64), 1))
     else:

@@ -9,9 +9,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "ops/Matmul.h"
 #include "runtime/Device.h"
+#include "runtime/Program.h"
 #include "runtime/Tuner.h"
 #include "runtime/Tuning.h"
 
@@ -97,23 +101,30 @@ std::optional<GemmTile> default_tile(const DeviceProfile& prof, const DeviceInfo
   return std::nullopt;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 14695981039346656037ull;
-  for (const unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 // The tuning store's key: the product's dtype, layout and size class, and a hash of the candidate
 // list (a new candidate list, or new device limits, make old entries misses).
 std::string tuning_key(int device, const GemmProblem& p, GemmSize cls) {
-  std::string list;
-  for (const GemmTile& t : gemm_candidates(device, cls, compute_bytes(p.dtype)))
-    list += t.str() + ";";
-  char hash[17];
-  std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(fnv1a(list)));
+  // The candidate list is the same for every product of a (device, class, element size): its
+  // hash is worked out once (every tiled GEMM launch asks for its key).
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, size_t>, std::string> hashes;
+  const size_t bytes = compute_bytes(p.dtype);
+  const auto id = std::make_tuple(device, static_cast<int>(cls), bytes);
+  std::string hash;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto found = hashes.find(id);
+    if (found != hashes.end()) hash = found->second;
+  }
+  if (hash.empty()) {
+    std::string list;
+    for (const GemmTile& t : gemm_candidates(device, cls, bytes)) list += t.str() + ";";
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(fnv1a(list)));
+    hash = buf;
+    std::lock_guard<std::mutex> lock(mutex);
+    hashes.emplace(id, hash);
+  }
   return std::string("mm_tiled/") + c10::toString(p.dtype) + "/" + (p.a_trans ? "T" : "N") +
          (p.b_trans ? "T" : "N") + "/" + class_name(cls) + "/" + hash;
 }

@@ -24,6 +24,10 @@
 #include <ATen/ops/sum.h>
 #include <torch/library.h>
 
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
 #include "ops/GemmTiles.h"
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
@@ -112,6 +116,25 @@ void push_mm_scalar(KernelLaunch& launch, const at::Scalar& v, at::ScalarType t)
   }
 }
 
+// CL_KERNEL_WORK_GROUP_SIZE of a shared kernel from get_kernel, asked once per kernel (SIZE_MAX
+// where the driver does not say).
+size_t kernel_work_group_limit(cl_kernel k, int device) {
+  static std::mutex mutex;
+  static std::unordered_map<cl_kernel, size_t> limits;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto found = limits.find(k);
+    if (found != limits.end()) return found->second;
+  }
+  size_t allowed = 0;
+  if (cl().clGetKernelWorkGroupInfo(k, device_info(device).id, CL_KERNEL_WORK_GROUP_SIZE,
+                                    sizeof(allowed), &allowed, nullptr) != CL_SUCCESS)
+    allowed = SIZE_MAX;
+  std::lock_guard<std::mutex> lock(mutex);
+  limits.emplace(k, allowed);
+  return allowed;
+}
+
 bool is_half_storage(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
 
 // Whether every `vec` consecutive elements along the operand's contiguous dimension that the
@@ -159,10 +182,8 @@ void launch_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
   if (tile && !forced) {
     // The compiled kernel may allow fewer work-items per group than the tile has (registers or
     // private memory: Intel's CPU runtime allows 160 for 128x128 tiles): then a smaller tile.
-    size_t allowed = 0;
-    const cl_int err = cl().clGetKernelWorkGroupInfo(
-        k, device_info(device).id, CL_KERNEL_WORK_GROUP_SIZE, sizeof(allowed), &allowed, nullptr);
-    if (err == CL_SUCCESS && allowed < static_cast<size_t>(tile->work_group())) {
+    const size_t allowed = kernel_work_group_limit(k, device);
+    if (allowed < static_cast<size_t>(tile->work_group())) {
       const GemmTile fallbacks[2] = {device_profile(device).gemm_small,
                                      GemmTile{16, 16, 8, 4, 4, 0, 1}};
       for (const GemmTile& f : fallbacks) {

@@ -123,10 +123,8 @@ uint64_t fnv1a(const unsigned char* data, size_t size) {
   }
   return h;
 }
-
-uint64_t fnv1a(const std::string& s) {
-  return fnv1a(reinterpret_cast<const unsigned char*>(s.data()), s.size());
-}
+// The string overload (declared in Program.h) beside this one.
+using ::torch_ocl::fnv1a;
 
 void append_field(std::string& out, const char* name, const std::string& value) {
   out += name;
@@ -772,6 +770,10 @@ int64_t thread_kernel_count() {
 void build_source_for_test(int device, const std::string& source, const std::string& options) {
   const ProgramSource spec{options, "a test program", [&source] { return source; }};
   ensure_built(device, program_slot(program_key(device, "test:" + source, options)), spec);
+}
+
+uint64_t fnv1a(const std::string& s) {
+  return fnv1a(reinterpret_cast<const unsigned char*>(s.data()), s.size());
 }
 
 }  // namespace torch_ocl

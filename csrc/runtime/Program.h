@@ -49,6 +49,9 @@ std::string cache_directory();
 // (CL_CONFIG_* for Intel's CPU runtime, some POCL_*; see Program.cpp) (one string).
 std::string device_identity(int device);
 
+// FNV-1a 64 of `s` (the cache's file names and checksums; also the tuning store's).
+uint64_t fnv1a(const std::string& s);
+
 // The options every program on `device` gets (for example "-cl-std=CL1.2 -DTORCH_OCL_FP64").
 std::string device_build_options(int device);
 
