@@ -48,6 +48,16 @@
 //                   The host finishes with reduce_rows built with IN_T=ACC_T and no map
 //                   (same OUT_T, ACC_T, OP, finish and LWS) on part with in_off=0, K2=1, sk2=0,
 //                   sm=G, sk=1, K=G and the scale.
+//   reduce_tiles:   (built with -DTX=<columns per group>, a power of two dividing LWS; GPUs'
+//                   column reductions: the kept dims contiguous, the reduced ones strided)
+//                   global = {roundup(M, TX), G*TY}, local = {TX, TY}, TY = LWS / TX.
+//                   Work-group (x, g) takes outputs m in [x*TX, (x+1)*TX) - neighbouring
+//                   work-items read neighbouring elements when sm == 1 - and the k in
+//                   [g*chunk, min(K, (g+1)*chunk)), which its TY rows of work-items share
+//                   (k = k0 + y, k0 + y + TY, ...); a tree over y in local memory. G == 1: the
+//                   finished result goes to out; G > 1: the unscaled, unfinished partial, as ACC_T,
+//                   to part[part_off + g*M + m], which the host reduces with reduce_tiles again
+//                   (IN_T=ACC_T, no map; M, K=G, sm=1, sk=M, G=1).
 
 #ifndef LWS
 #define LWS 256
@@ -323,3 +333,41 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void reduce_partial(
   v = red_group(v, scratch, lid);
   if (lid == 0) STORE(ACC_T, part, (long)part_off + (long)grp, v);
 }
+
+#ifdef TX
+#if (TX & (TX - 1)) != 0 || TX > LWS
+#error "TX must be a power of two no larger than LWS"
+#endif
+#define TY (LWS / TX)
+
+__kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void reduce_tiles(
+    ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off, long sm, long sk, ulong K2,
+    long sk2, __global STORE_TYPE(OUT_T)* out, ulong out_off, long out_stride, ACC scale, ACC map_p,
+    ACC fin_p, __global const STORE_TYPE(ACC_T)* aux, ulong aux_off, ulong G, ulong chunk,
+    __global STORE_TYPE(ACC_T)* part, ulong part_off) {
+  __local ACC scratch[LWS];
+  const uint lx = (uint)get_local_id(0), ly = (uint)get_local_id(1);
+  const ulong m = get_group_id(0) * TX + lx;
+  const ulong g = get_group_id(1);
+  const ulong k0 = min(K, g * chunk);
+  const ulong k1 = min(K, k0 + chunk);
+  // Work-items past the last output (m >= M) reduce nothing but take part in the barriers.
+  const ulong n = m < M && k0 + ly < k1 ? (k1 - k0 - ly + TY - 1) / TY : 0;
+  ACC v = RED_IDENTITY;
+  if (n != 0)
+    v = red_walk(in, (long)in_off + (long)m * sm, k0 + ly, TY, n, sk, K2, sk2,
+                 red_row(aux, aux_off, m), map_p);
+  const uint at = ly * TX + lx;
+  scratch[at] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = TY / 2; s > 0; s >>= 1) {
+    if (ly < s) scratch[at] = red_combine(scratch[at], scratch[at + s * TX]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (ly != 0 || m >= M) return;
+  if (G == 1)
+    red_store(out, (long)out_off + (long)m * out_stride, scratch[lx], scale, fin_p);
+  else
+    STORE(ACC_T, part, (long)part_off + (long)(g * M + m), scratch[lx]);
+}
+#endif

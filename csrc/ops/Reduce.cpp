@@ -52,6 +52,7 @@
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -218,22 +219,53 @@ void push_reduction_args(KernelLaunch& launch, const Reduction& r, double scale,
     launch.buffer(fallback_aux, fallback_item);  // unused by the kernel
 }
 
+// The problem's arguments of every reduce.cl kernel: M, K, the input and its walk, the output.
+void push_problem(KernelLaunch& launch, uint64_t M, uint64_t K, const BufferRef& in, size_t in_item,
+                  int64_t sm, int64_t sk, int64_t K2, int64_t sk2, const BufferRef& out,
+                  size_t out_item, int64_t out_stride) {
+  launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
+  launch.buffer(in, in_item).arg(static_cast<cl_long>(sm)).arg(static_cast<cl_long>(sk));
+  launch.arg(static_cast<cl_ulong>(K2)).arg(static_cast<cl_long>(sk2));
+  launch.buffer(out, out_item).arg(static_cast<cl_long>(out_stride));
+}
+
 void launch_reduce(const char* kernel, int device, const std::string& opts, size_t global,
                    size_t lws, uint64_t M, uint64_t K, const BufferRef& in, size_t in_item,
                    int64_t sm, int64_t sk, int64_t K2, int64_t sk2, const BufferRef& out,
                    size_t out_item, int64_t out_stride, const Reduction& r, double scale,
                    at::ScalarType acc) {
-  cl_kernel k = get_kernel(device, "reduce.cl", kernel, opts);
-  KernelLaunch launch(k);
-  launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
-  launch.buffer(in, in_item).arg(static_cast<cl_long>(sm)).arg(static_cast<cl_long>(sk));
-  launch.arg(static_cast<cl_ulong>(K2)).arg(static_cast<cl_long>(sk2));
-  launch.buffer(out, out_item).arg(static_cast<cl_long>(out_stride));
+  KernelLaunch launch(get_kernel(device, "reduce.cl", kernel, opts));
+  push_problem(launch, M, K, in, in_item, sm, sk, K2, sk2, out, out_item, out_stride);
   push_reduction_args(launch, r, scale, false, acc, in, in_item);
   launch.enqueue1d(device, global, lws);
 }
 
-// Reduces problem `p` into `out` (contiguous, M elements in kept-dim order).
+// reduce_tiles (kernels/reduce.cl): work-groups of tx outputs by lws / tx rows of work-items,
+// the column split among G work-groups of `chunk` elements each; G > 1 leaves partials in `part`.
+void launch_tiles(int device, const std::string& opts, size_t lws, size_t tx, uint64_t M,
+                  uint64_t K, const BufferRef& in, size_t in_item, int64_t sm, int64_t sk,
+                  int64_t K2, int64_t sk2, const BufferRef& out, size_t out_item,
+                  const Reduction& r, double scale, at::ScalarType acc, uint64_t G, uint64_t chunk,
+                  const BufferRef& part, size_t part_item) {
+  KernelLaunch launch(
+      get_kernel(device, "reduce.cl", "reduce_tiles", opts + " -DTX=" + std::to_string(tx)));
+  push_problem(launch, M, K, in, in_item, sm, sk, K2, sk2, out, out_item, 1);
+  push_reduction_args(launch, r, scale, false, acc, in, in_item);
+  launch.arg(static_cast<cl_ulong>(G)).arg(static_cast<cl_ulong>(chunk)).buffer(part, part_item);
+  const size_t global[2] = {(M + tx - 1) / tx * tx, G * (lws / tx)};
+  const size_t local[2] = {tx, lws / tx};
+  launch.enqueue(device, 2, global, local);
+}
+
+// Reduces problem `p` into `out` (contiguous, M elements in kept-dim order). The route comes
+// from the device profile (runtime/DeviceProfile.h):
+//   - column reductions on GPUs (reduce_col_tile > 0; the reduced elements strided): reduce_tiles,
+//     neighbouring work-items on neighbouring outputs, each column split among work-groups until
+//     reduce_fill_groups of them fill the device;
+//   - few long rows (fewer than reduce_fill_groups / 4): each row split into chunks of at least
+//     reduce_split_chunk elements (reduce_partial), then the partials reduced;
+//   - else one work-group per row (reduce_rows), or on CPU devices one work-item per column
+//     (reduce_cols) for many short strided rows.
 void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
   if (p.M == 0) return;
   const Op op = r.op;
@@ -241,6 +273,7 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
               "torch-ocl: max()/min() of an empty reduction is undefined: reduce over a non-empty "
               "dimension");
   const int device = p.input.device().index();
+  const DeviceProfile& prof = device_profile(device);
   const at::ScalarType in_t = p.input.scalar_type(), out_t = out.scalar_type();
   const at::ScalarType acc = acc_type(op == Op::kSum || op == Op::kProd ? out_t : in_t);
   TORCH_INTERNAL_ASSERT(!r.row.defined() || (r.row.scalar_type() == acc && r.row.is_contiguous()));
@@ -257,15 +290,44 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
            " -DLWS=" + std::to_string(lws);
   };
   const uint64_t M = p.M, K = p.K;
-  if (M < 64 && K >= 16384) {
+  const size_t lws256 = prof.fit_lws(256), lws64 = prof.fit_lws(64);
+  const uint64_t fill = static_cast<uint64_t>(prof.reduce_fill_groups);
+  const uint64_t min_chunk = static_cast<uint64_t>(prof.reduce_split_chunk);
+  const bool strided = p.K2 == 1 ? p.sk != 1 : p.sk2 != 1;
+  if (prof.reduce_col_tile > 0 && strided) {
+    const size_t tx = std::min<size_t>(static_cast<size_t>(prof.reduce_col_tile), lws256);
+    const uint64_t ty = lws256 / tx, groups_x = (M + tx - 1) / tx;
+    // Split the columns until the device is full, each row of work-items keeping 8 elements or
+    // more of its column.
+    uint64_t G = 1;
+    if (groups_x < fill)
+      G = std::min((fill + groups_x - 1) / groups_x, (K + 8 * ty - 1) / (8 * ty));
+    G = std::max<uint64_t>(G, 1);
+    uint64_t chunk = (K + G - 1) / G;
+    chunk = (chunk + ty - 1) / ty * ty;
+    G = chunk == 0 ? 1 : (K + chunk - 1) / chunk;
+    if (G <= 1) {
+      launch_tiles(device, options(in_t, lws256, true), lws256, tx, M, K, in, in_item, p.sm, p.sk,
+                   p.K2, p.sk2, dst, out_item, r, scale, acc, 1, std::max<uint64_t>(K, 1), dst,
+                   out_item);
+      return;
+    }
+    at::Tensor part = at::empty({static_cast<int64_t>(G * M)}, p.input.options().dtype(acc));
+    const BufferRef pb = buffer_of(part);
+    launch_tiles(device, options(in_t, lws256, true), lws256, tx, M, K, in, in_item, p.sm, p.sk,
+                 p.K2, p.sk2, dst, out_item, r, scale, acc, G, chunk, pb, part.itemsize());
+    launch_tiles(device, options(acc, lws256, false), lws256, tx, M, G, pb, part.itemsize(), 1,
+                 static_cast<int64_t>(M), 1, 0, dst, out_item, r, scale, acc, 1, G, dst, out_item);
+  } else if (M < fill / 4 && K >= 2 * min_chunk) {
     // Few long rows: split each row into G chunks, then reduce the partials.
-    const uint64_t G = std::min<uint64_t>((K + 8191) / 8192, std::max<uint64_t>(1, 256 / M));
+    const uint64_t G =
+        std::min<uint64_t>((K + min_chunk - 1) / min_chunk, std::max<uint64_t>(1, fill / M));
     const uint64_t chunk = (K + G - 1) / G;
     at::Tensor part = at::empty({static_cast<int64_t>(M * G)}, p.input.options().dtype(acc));
     const BufferRef pb = buffer_of(part);
     {
-      cl_kernel k = get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, 256, true));
-      KernelLaunch launch(k);
+      KernelLaunch launch(
+          get_kernel(device, "reduce.cl", "reduce_partial", options(in_t, lws256, true)));
       launch.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
       launch.buffer(in, in_item).arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
       launch.arg(static_cast<cl_ulong>(p.K2)).arg(static_cast<cl_long>(p.sk2));
@@ -273,18 +335,18 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
           .arg(static_cast<cl_ulong>(G))
           .arg(static_cast<cl_ulong>(chunk));
       push_reduction_args(launch, r, scale, true, acc, in, in_item);
-      launch.enqueue1d(device, M * G * 256, 256);
+      launch.enqueue1d(device, M * G * lws256, lws256);
     }
-    launch_reduce("reduce_rows", device, options(acc, 64, false), M * 64, 64, M, G, pb,
+    launch_reduce("reduce_rows", device, options(acc, lws64, false), M * lws64, lws64, M, G, pb,
                   part.itemsize(), static_cast<int64_t>(G), 1, 1, 0, dst, out_item, 1, r, scale,
                   acc);
-  } else if ((p.sk == 1 && p.K2 == 1) || M < 256 || K > 4096) {
-    const size_t lws = K >= 1024 ? 256 : 64;
+  } else if ((p.sk == 1 && p.K2 == 1) || M < 256 || K > 4096 || prof.reduce_col_tile > 0) {
+    const size_t lws = K >= 1024 ? lws256 : lws64;
     launch_reduce("reduce_rows", device, options(in_t, lws, true), M * lws, lws, M, K, in, in_item,
                   p.sm, p.sk, p.K2, p.sk2, dst, out_item, 1, r, scale, acc);
   } else {
-    launch_reduce("reduce_cols", device, options(in_t, 64, true), M, 64, M, K, in, in_item, p.sm,
-                  p.sk, p.K2, p.sk2, dst, out_item, 1, r, scale, acc);
+    launch_reduce("reduce_cols", device, options(in_t, lws64, true), M, lws64, M, K, in, in_item,
+                  p.sm, p.sk, p.K2, p.sk2, dst, out_item, 1, r, scale, acc);
   }
 }
 
@@ -445,18 +507,45 @@ void run_arg_reduce(const at::Tensor& self, int64_t dim, bool is_max, const at::
   TORCH_CHECK(p.K > 0, is_max ? "argmax" : "argmin",
               "(): Expected reduction dim to be specified for input.numel() == 0.");
   const int device = self.device().index();
-  constexpr size_t kLws = 64;
-  std::string opts = std::string("-DIN_T=") + type_tag(p.input.scalar_type(), device) +
-                     (is_max ? " -DOP_ARGMAX" : " -DOP_ARGMIN") + " -DLWS=" + std::to_string(kLws) +
-                     (values.defined() ? " -DWITH_VALUES" : "");
-  KernelLaunch launch(get_kernel(device, "argreduce.cl", "arg_reduce", opts));
-  launch.arg(static_cast<cl_ulong>(p.M)).arg(static_cast<cl_ulong>(p.K));
-  launch.buffer(buffer_of(p.input), p.input.itemsize());
-  launch.arg(static_cast<cl_long>(p.sm)).arg(static_cast<cl_long>(p.sk));
-  launch.buffer(buffer_of(indices), 8);
-  launch.buffer(buffer_of(values.defined() ? values : indices),
-                values.defined() ? values.itemsize() : 8);
-  launch.enqueue1d(device, p.M * kLws, kLws);
+  const DeviceProfile& prof = device_profile(device);
+  const size_t lws = prof.fit_lws(64);
+  auto options = [&](bool with_values, bool parts) {
+    return std::string("-DIN_T=") + type_tag(p.input.scalar_type(), device) +
+           (is_max ? " -DOP_ARGMAX" : " -DOP_ARGMIN") + " -DLWS=" + std::to_string(lws) +
+           (with_values ? " -DWITH_VALUES" : "") + (parts ? " -DPARTS" : "");
+  };
+  // M, K, the input, the outputs, then G, chunk and the partial indices (any buffer unless PARTS).
+  auto launch = [&](const std::string& opts, uint64_t M, uint64_t K, const at::Tensor& in,
+                    int64_t sm, int64_t sk, const at::Tensor& idx, const at::Tensor& val,
+                    uint64_t G, uint64_t chunk, const at::Tensor& pidx) {
+    KernelLaunch l(get_kernel(device, "argreduce.cl", "arg_reduce", opts));
+    l.arg(static_cast<cl_ulong>(M)).arg(static_cast<cl_ulong>(K));
+    l.buffer(buffer_of(in), in.itemsize());
+    l.arg(static_cast<cl_long>(sm)).arg(static_cast<cl_long>(sk));
+    l.buffer(buffer_of(idx), 8);
+    l.buffer(buffer_of(val.defined() ? val : idx), val.defined() ? val.itemsize() : 8);
+    l.arg(static_cast<cl_ulong>(G)).arg(static_cast<cl_ulong>(chunk));
+    l.buffer(buffer_of(pidx), 8);
+    l.enqueue1d(device, M * G * lws, lws);
+  };
+  const uint64_t M = p.M, K = p.K;
+  const uint64_t fill = static_cast<uint64_t>(prof.reduce_fill_groups);
+  const uint64_t min_chunk = static_cast<uint64_t>(prof.reduce_split_chunk);
+  if (M < fill / 4 && K >= 2 * min_chunk) {
+    // Few long rows: G work-groups per row leave (value, index) partials, a second pass picks.
+    uint64_t G =
+        std::min<uint64_t>((K + min_chunk - 1) / min_chunk, std::max<uint64_t>(1, fill / M));
+    const uint64_t chunk = (K + G - 1) / G;
+    G = (K + chunk - 1) / chunk;
+    at::Tensor pidx = at::empty({static_cast<int64_t>(M * G)}, indices.options());
+    at::Tensor pval = at::empty({static_cast<int64_t>(M * G)}, p.input.options());
+    launch(options(true, false), M, K, p.input, p.sm, p.sk, pidx, pval, G, chunk, pidx);
+    launch(options(values.defined(), true), M, G, pval, static_cast<int64_t>(G), 1, indices, values,
+           1, G, pidx);
+    return;
+  }
+  launch(options(values.defined(), false), M, K, p.input, p.sm, p.sk, indices, values, 1, K,
+         indices);
 }
 
 // The outputs (contiguous, in kept-dim order) were shaped by the meta function.

@@ -142,6 +142,11 @@ void set_cpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.conv_cols_bytes = chunk ? std::max<int64_t>(1, std::atoll(chunk)) : (int64_t{8} << 20);
   p.gemm_register_blocked = true;
   p.conv_implicit_gemm = false;
+  // A few cores: 256 work-groups of 8192 elements or more keep them busy; a column is walked by
+  // one work-item (its loads run along the row of outputs on the next iteration, in cache).
+  p.reduce_fill_groups = 256;
+  p.reduce_split_chunk = 8192;
+  p.reduce_col_tile = 0;
   (void)d;
 }
 
@@ -176,8 +181,12 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
     // 16 rows by 64 columns, 4 x 4 per work-item: a small batch wastes no rows of 32.
     p.gemm_skinny = {16, 64, 32, 4, 16, 1, 1};
   }
-  // Work-groups fill at least one lock-step unit where the device allows it.
-  (void)d;
+  // Four work-groups per compute unit keep a GPU's memory pipeline busy; column tiles as wide
+  // as a lock-step unit (at most 64) load whole cache lines.
+  p.reduce_fill_groups =
+      static_cast<int>(std::clamp<uint32_t>(4 * std::max<uint32_t>(d.compute_units, 1), 64, 8192));
+  p.reduce_split_chunk = 4096;
+  p.reduce_col_tile = std::min(p.simd_width, 64);
 }
 
 // Keeps every GEMM tile legal for float32 on the device: an illegal one takes the next smaller
@@ -259,6 +268,9 @@ const std::vector<Field>& fields() {
          return true;
        }},
       bool_field("conv_implicit_gemm", &DeviceProfile::conv_implicit_gemm),
+      int_field("reduce_fill_groups", &DeviceProfile::reduce_fill_groups, 1, 1 << 20),
+      int_field("reduce_split_chunk", &DeviceProfile::reduce_split_chunk, 1, 1 << 30),
+      int_field("reduce_col_tile", &DeviceProfile::reduce_col_tile, 0, 1024),
       bool_field("gemm_register_blocked", &DeviceProfile::gemm_register_blocked),
       tile_field("gemm_large", &DeviceProfile::gemm_large),
       tile_field("gemm_medium", &DeviceProfile::gemm_medium),
@@ -332,9 +344,12 @@ DeviceProfile build_profile(const DeviceInfo& d) {
   apply_overrides(p, d);
   fit_gemm_tiles(p, d);
   // Launch sizes never exceed the device's work-group limit.
-  const int max_wg = static_cast<int>(std::min<size_t>(d.max_work_group, 1 << 20));
+  p.max_work_group = std::max<size_t>(d.max_work_group, 1);
+  const int max_wg = static_cast<int>(std::min<size_t>(p.max_work_group, 1 << 20));
   p.batch_lws = std::min(p.batch_lws, max_wg);
   p.multi_tensor_lws = std::min(p.multi_tensor_lws, max_wg);
+  // A column tile is a power of two within the work-group limit (0 keeps the per-column walk).
+  if (p.reduce_col_tile > 0) p.reduce_col_tile = static_cast<int>(p.fit_lws(p.reduce_col_tile));
   return p;
 }
 

@@ -89,6 +89,18 @@ struct DeviceProfile {
   // kernel, reading the input in place (no im2col buffer); else im2col + GEMM.
   bool conv_implicit_gemm = true;
 
+  // --- reductions ---
+  // Work-groups that fill the device: a reduction with fewer output rows than a quarter of this
+  // splits each long row among several work-groups and reduces their partials in a second pass.
+  int reduce_fill_groups = 256;
+  // Fewest elements a work-group of a split row takes.
+  int reduce_split_chunk = 4096;
+  // Column reductions (kept dims contiguous, reduced dims strided: a sum over the batch, a bias
+  // gradient): 0 = one work-item per output walking its column (CPU devices); n > 0 = work-groups
+  // of n neighbouring outputs (coalesced loads) by rows of work-items sharing the column, the
+  // column split among work-groups until the device is full.
+  int reduce_col_tile = 32;
+
   // --- GEMM ---
   // true: the register-blocked kernel (kernels/mm.cl), large operands packed into its fastest
   // layout and half types widened to float32 first; false: the tiled kernel (mm_tiled.cl).
@@ -98,6 +110,16 @@ struct DeviceProfile {
   // A: a Linear layer on a small batch), transposed for at most 16 columns. Tuning
   // (runtime/Tuning) may replace them per size class.
   GemmTile gemm_large, gemm_medium, gemm_small, gemm_skinny;
+
+  // The device's work-group limit (CL_DEVICE_MAX_WORK_GROUP_SIZE).
+  size_t max_work_group = 256;
+  // `want` (a power of two) or the largest power of two the device allows in a work-group, if
+  // that is smaller: fixed work-group sizes pass through here.
+  size_t fit_lws(size_t want) const {
+    size_t p = 1;
+    while (p * 2 <= want && p * 2 <= max_work_group) p *= 2;
+    return p;
+  }
 
   const char* class_name() const { return cls == ProfileClass::kCpu ? "cpu" : "gpu"; }
   // Every parameter as (name, value) strings, in a fixed order (torch.ocl.device_profile).

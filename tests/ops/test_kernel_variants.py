@@ -231,6 +231,74 @@ def test_reductions_and_softmax():
     close(xo.sum(), x.sum(), 1e-5)
 
 
+# Each reduction route of csrc/ops/Reduce.cpp, under either profile: columns (kept dims
+# contiguous; GPU: column tiles, split among work-groups when the outputs are few), few long rows
+# (split into chunks, then the partials), many short rows, two runs of reduced dims (N, H, W of
+# NCHW), a transposed view, an empty reduction.
+REDUCE_CASES = [
+    ((2000, 40), 0),
+    ((5000, 3), 0),
+    ((300, 1000), 0),
+    ((3, 40000), 1),
+    ((1, 70001), 1),
+    ((700, 50), 1),
+    ((3, 64, 7, 9), (0, 2, 3)),
+    ((0, 9), 0),
+]
+
+
+@pytest.mark.parametrize("case", REDUCE_CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_reduction_routes(case):
+    shape, dim = case
+    (x,), (xo,) = both(shape)
+    close(xo.sum(dim), x.sum(dim), 1e-5)
+    close(xo.mean(dim), x.mean(dim), 1e-5)
+    close(xo.var(dim), x.var(dim), 1e-4)
+    close(xo.norm(3, dim=dim), x.norm(3, dim=dim), 1e-4)
+    if x.numel() == 0:
+        return
+    close(xo.amin(dim), x.amin(dim))
+    xt = xo.transpose(0, -1).contiguous().transpose(0, -1)  # same values, another layout
+    close(xt.sum(dim), x.sum(dim), 1e-5)
+    if isinstance(dim, int):
+        v, i = xo.max(dim)
+        vr, ir = x.float().max(dim)
+        assert torch.equal(i.cpu(), ir)
+        close(v, vr.double())
+        assert torch.equal(xo.argmin(dim).cpu(), x.float().argmin(dim))
+    xi = make_cpu(shape, torch.int64, seed=5)
+    assert torch.equal(xi.to(DEVICE).sum(dim).cpu(), xi.sum(dim))
+    assert torch.equal(xi.to(DEVICE).amax(dim).cpu(), xi.amax(dim))
+    xh = x.half()
+    close(xh.to(DEVICE).sum(dim), xh.double().sum(dim), 2e-3)
+
+
+def test_reduction_routes_nan_inf_and_ties():
+    # NaN wins max/argmax wherever it is (the first NaN for argmax), Inf sums to Inf, and a tie
+    # picks the first index: in columns, in split rows (a chunk boundary between the ties), both.
+    x = make_cpu((40000, 3), torch.float64, seed=1)
+    x[123, 0] = float("nan")
+    x[30000, 1] = float("inf")
+    x[39999, 2] = 1e6
+    x[4, 2] = 1e6
+    xo = x.float().to(DEVICE)
+    close(xo.sum(0), x.sum(0), 1e-5)
+    close(xo.amax(0), x.amax(0))
+    assert torch.equal(xo.argmax(0).cpu(), x.float().argmax(0))
+    r = make_cpu((3, 50000), torch.float64, seed=2)
+    r[0, 45000] = float("nan")
+    r[0, 46000] = float("nan")
+    r[1, 49999] = r[1, 7] = 1e6
+    r[2, 10] = float("-inf")
+    ro = r.float().to(DEVICE)
+    v, i = ro.max(1)
+    vr, ir = r.float().max(1)
+    assert torch.equal(i.cpu(), ir)
+    close(v, vr.double())
+    assert torch.equal(ro.argmin(1).cpu(), r.float().argmin(1))
+    close(ro.sum(1), r.sum(1), 1e-5)
+
+
 @pytest.mark.parametrize("n", [1, 300, 5000])
 def test_scans(n):
     (x,), (xo,) = both((3, n))
