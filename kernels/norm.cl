@@ -14,24 +14,31 @@
 //   [-DVAR_IN] the rstd buffer holds a variance; rstd = 1 / sqrt(var + eps) (batch norm in eval
 //     mode reading running_var)
 //   [-DRUNNING -DRUN_T=<tag>] norm_stats also updates running_mean / running_var (batch norm)
-// Launch: norm_stats and norm_sums: global = {rows*LWS}, local = {LWS} (one group per row);
+// Launch: norm_stats and norm_sums: global = {rows*GS*LWS}, local = {LWS}: work-group r*GS + g
+//   takes part g of row r's chunks (below: CHUNK_RANGE_BEGIN; GS = 1, qchunk = all the row's
+//   chunks: one group per row; GS > 1 when the rows are too few to fill the device);
 //   norm_apply and norm_dx (argument spt after the shape): 3-d, work-item (j, c, n) normalises
 //   s in [j*spt, (j+1)*spt) of row (n, c): global = {ceil(S/spt) and C rounded up to the local
 //   size, N}, any local size {L0, L1, 1} (the host's enqueue_grid; spt = the device's
 //   stream_chunk: 64 on CPU devices, 1 on GPUs). No index division per element: on CPU devices a
 //   64-bit division and a work-item per element cost more than the normalisation itself.
 //
-// norm_stats(N, C, S, G, per_channel, spt, eps, x, mean, rstd[, momentum, running_mean,
-//   running_var]):
+// norm_stats(N, C, S, G, per_channel, spt, eps, x, mean, rstd, GS, qchunk, npart[, momentum,
+//   running_mean, running_var]):
 //   two passes in ACC: mean, then the biased variance; rstd = 1 / sqrt(var + eps); mean and rstd
 //   are ACC buffers (index = statrow). RMS: mean = 0 and var = mean(x^2). RUNNING:
 //   running_mean = momentum*mean + (1-momentum)*running_mean, running_var likewise with the
-//   unbiased variance (sum of squares / (count - 1)).
+//   unbiased variance (sum of squares / (count - 1)). GS > 1: work-group r*GS + g writes its part's
+//   mean to mean[r*GS + g], its sum of squared deviations to rstd[..] and its count to npart[..]
+//   (offsets added), and norm_stats_merge(GS, eps, those three, mean, rstd[, running]) - one
+//   work-group per row - merges them (Chan et al.'s pairwise formula) and finishes as above.
 // norm_apply(N, C, S, G, per_channel, spt, eps, x, mean, rstd, w, b, y):
 //   y = (x - mean) * rstd * w[c] + b[c].
-// norm_sums(N, C, S, G, per_channel, spt, by_channel, eps, x, dy, mean, rstd, w, A, B): per row
-//   (by_channel: row c over all (n, s); else the statistics rows) A = sum(w[c]*dy),
-//   B = sum(w[c]*dy*xhat) in ACC buffers (w = 1 without HAS_W).
+// norm_sums(N, C, S, G, per_channel, spt, by_channel, eps, x, dy, mean, rstd, w, A, B, GS,
+//   qchunk): per row (by_channel: row c over all (n, s); else the statistics rows)
+//   A = sum(w[c]*dy), B = sum(w[c]*dy*xhat) in ACC buffers (w = 1 without HAS_W); GS > 1: the
+//   part sums at A[r*GS + g], B[r*GS + g], which the host adds up. norm_col_sums (at the end,
+//   with -DTX): the same by-channel sums with the channels as the contiguous dim.
 // norm_dx(N, C, S, G, per_channel, spt, use_sums, eps, x, dy, mean, rstd, w, A, B, dx) with
 //   cnt = elements per statistics row:
 //   per_channel (sums without w): dx = rstd * w[c] * (dy - A/cnt - xhat*B/cnt)
@@ -98,16 +105,18 @@ inline RowWalk row_walk(long r, int by_channel, int per_channel, long C, long G)
 
 // A work-item's walk over the row's (t, s) grid in chunks of spt consecutive s (of one t): chunk
 // q = t*nsb + b (nsb = ceil(S / spt) chunks per t) covers s in [b*spt, min((b+1)*spt, S)), and
-// the work-item takes q = lid, lid + LWS, ... < rows_t*nsb. One division to start, then
+// the work-item takes q = q0 + lid, q0 + lid + LWS, ... < q1 (a work-group's share of the row's
+// rows_t*nsb chunks: all of them, or one part of a split row). One division to start, then
 // additions with a carry. spt = 1 (GPUs) visits single elements, neighbours in neighbouring
 // work-items; CPU devices take runs (stream_chunk) that RUN_SUM adds with four partial sums.
-#define CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)         \
-  const long nsb_ = max(((long)(S) + (spt)-1) / (spt), 1L);      \
-  long t = (long)(lid) / nsb_;                                   \
-  long b_ = (long)(lid)-t * nsb_;                                \
-  const long step_t_ = LWS / nsb_;                               \
-  const long step_b_ = LWS - step_t_ * nsb_;                     \
-  for (ulong q_ = (lid); q_ < (ulong)(rows_t)*nsb_; q_ += LWS) { \
+#define CHUNK_RANGE_BEGIN(q0, q1, S, spt, lid, t, s0, s1)    \
+  const long nsb_ = max(((long)(S) + (spt)-1) / (spt), 1L);  \
+  const ulong qs_ = (ulong)(q0) + (lid);                     \
+  long t = (long)qs_ / nsb_;                                 \
+  long b_ = (long)qs_ - t * nsb_;                            \
+  const long step_t_ = LWS / nsb_;                           \
+  const long step_b_ = LWS - step_t_ * nsb_;                 \
+  for (ulong q_ = qs_; q_ < (ulong)(q1); q_ += LWS) {        \
     const long s0 = b_ * (spt), s1 = min(s0 + (spt), (long)(S));
 #define CHUNK_LOOP_END(t) \
   b_ += step_b_;          \
@@ -141,6 +150,54 @@ inline ulong row_count(int by_channel, long N, long C, long S, long G) {
   return (ulong)(by_channel ? N : C / G) * (ulong)S;
 }
 
+// Elements in the first q chunks of a row (chunks as in CHUNK_RANGE_BEGIN).
+inline ulong chunk_elems(ulong q, long S, int spt) {
+  const ulong nsb = (ulong)max((S + spt - 1) / spt, 1L);
+  const ulong t = q / nsb;
+  return t * (ulong)S + min((q - t * nsb) * (ulong)spt, (ulong)S);
+}
+
+// The share [q0, q1) of a row's Q chunks that work-group g of GS takes (qchunk each).
+inline void split_range(ulong Q, ulong g, ulong qchunk, ulong* q0, ulong* q1) {
+  *q0 = min(Q, g * qchunk);
+  *q1 = min(Q, *q0 + qchunk);
+}
+
+// (n, mean, M2) += (nb, mb, m2b): Chan et al.'s pairwise update of a count, a mean and a sum of
+// squared deviations from it.
+inline void chan_merge(ACC* n, ACC* mu, ACC* m2, ACC nb, ACC mb, ACC m2b) {
+  if (nb == 0) return;
+  const ACC na = *n, nt = na + nb, d = mb - *mu;
+  *mu += d * (nb / nt);
+  *m2 += m2b + d * d * (na * (nb / nt));
+  *n = nt;
+}
+
+#ifdef RUNNING
+#define RUNNING_PARAMS                                                    \
+  , ACC momentum, __global STORE_TYPE(RUN_T)* rmean, ulong rmean_off,     \
+      __global STORE_TYPE(RUN_T)* rvar, ulong rvar_off
+#define RUNNING_ARGS , momentum, rmean, rmean_off, rvar, rvar_off
+#else
+#define RUNNING_PARAMS
+#define RUNNING_ARGS
+#endif
+
+// Row r's statistics from its count, mean and sum of squared deviations: mean, rstd and (RUNNING)
+// the running statistics with the unbiased variance.
+inline void stats_store(long r, ACC cnt, ACC mu, ACC sq, ACC eps, __global ACC* mean,
+                        ulong mean_off, __global ACC* rstd, ulong rstd_off RUNNING_PARAMS) {
+  const ACC var = sq / cnt;
+  mean[mean_off + r] = mu;
+  rstd[rstd_off + r] = (ACC)1 / sqrt(var + eps);
+#ifdef RUNNING
+  const ACC unbiased = sq / (cnt - 1);
+  const ACC rm = LOAD(RUN_T, rmean, rmean_off + r), rv = LOAD(RUN_T, rvar, rvar_off + r);
+  STORE(RUN_T, rmean, rmean_off + r, CONVERT(RUN_T, momentum * mu + ((ACC)1 - momentum) * rm));
+  STORE(RUN_T, rvar, rvar_off + r, CONVERT(RUN_T, momentum * unbiased + ((ACC)1 - momentum) * rv));
+#endif
+}
+
 // mean and rstd of statistics row `row` as ACC.
 inline ACC load_mean(__global const STORE_TYPE(STAT_T)* mean, ulong mean_off, long row) {
 #ifdef RMS
@@ -159,37 +216,37 @@ inline ACC load_rstd(__global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off, lo
 
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats(
     SHAPE, int spt, ACC eps, T3(const STORE_TYPE(X_T), x), __global ACC* mean, ulong mean_off,
-    __global ACC* rstd, ulong rstd_off
-#ifdef RUNNING
-    ,
-    ACC momentum, __global STORE_TYPE(RUN_T)* rmean, ulong rmean_off,
-    __global STORE_TYPE(RUN_T)* rvar, ulong rvar_off
-#endif
-) {
+    __global ACC* rstd, ulong rstd_off, ulong GS, ulong qchunk, __global ACC* npart,
+    ulong npart_off RUNNING_PARAMS) {
   __local ACC scratch[LWS];
-  const long r = get_group_id(0);
+  const ulong grp = get_group_id(0);
+  const long r = (long)(grp / GS);
   const uint lid = (uint)get_local_id(0);
-  const ulong cnt = row_count(per_channel, N, C, S, G);
   const RowWalk rw = row_walk(r, per_channel, per_channel, C, G);
   // element (t, s) of the row: x_row + t * x_t + s * xS
   const long x_row = x_off + rw.n0 * xN + rw.c0 * xC, x_t = rw.dn * xN + rw.dc * xC;
   const long rows_t = per_channel ? N : C / G;
+  ulong q0, q1;
+  split_range((ulong)rows_t * (ulong)max((S + spt - 1) / spt, 1L), grp - (ulong)r * GS, qchunk,
+              &q0, &q1);
+  const ulong cnt = chunk_elems(q1, S, spt) - chunk_elems(q0, S, spt);
   ACC mu = 0;
 #define X_AT(k) ((ACC)LOAD(X_T, x, xb + (k)*xS))
 #ifndef RMS
   ACC sum = 0;
   {
-    CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)
+    CHUNK_RANGE_BEGIN(q0, q1, S, spt, lid, t, s0, s1)
     const long xb = x_row + t * x_t;
     RUN_SUM(sum, s0, s1, X_AT);
     CHUNK_LOOP_END(t)
   }
-  mu = group_sum(sum, scratch, lid) / (ACC)cnt;
+  mu = group_sum(sum, scratch, lid);
+  if (cnt != 0) mu /= (ACC)cnt;
 #endif
   ACC sq = 0;
   {
 #define SQDEV_AT(k) ((X_AT(k) - mu) * (X_AT(k) - mu))
-    CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)
+    CHUNK_RANGE_BEGIN(q0, q1, S, spt, lid, t, s0, s1)
     const long xb = x_row + t * x_t;
     RUN_SUM(sq, s0, s1, SQDEV_AT);
     CHUNK_LOOP_END(t)
@@ -197,18 +254,44 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats(
   }
 #undef X_AT
   sq = group_sum(sq, scratch, lid);
-  if (lid == 0) {
-    const ACC var = sq / (ACC)cnt;
-    mean[mean_off + r] = mu;
-    rstd[rstd_off + r] = (ACC)1 / sqrt(var + eps);
-#ifdef RUNNING
-    const ACC unbiased = sq / (ACC)(cnt - 1);
-    const ACC rm = LOAD(RUN_T, rmean, rmean_off + r), rv = LOAD(RUN_T, rvar, rvar_off + r);
-    STORE(RUN_T, rmean, rmean_off + r, CONVERT(RUN_T, momentum * mu + ((ACC)1 - momentum) * rm));
-    STORE(RUN_T, rvar, rvar_off + r,
-          CONVERT(RUN_T, momentum * unbiased + ((ACC)1 - momentum) * rv));
-#endif
+  if (lid != 0) return;
+  if (GS == 1) {
+    stats_store(r, (ACC)cnt, mu, sq, eps, mean, mean_off, rstd, rstd_off RUNNING_ARGS);
+  } else {
+    // A split row's part: its count, mean and sum of squared deviations, for norm_stats_merge.
+    mean[mean_off + grp] = mu;
+    rstd[rstd_off + grp] = sq;
+    npart[npart_off + grp] = (ACC)cnt;
   }
+}
+
+__kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats_merge(
+    ulong GS, ACC eps, __global const ACC* pmean, ulong pmean_off, __global const ACC* psq,
+    ulong psq_off, __global const ACC* pn, ulong pn_off, __global ACC* mean, ulong mean_off,
+    __global ACC* rstd, ulong rstd_off RUNNING_PARAMS) {
+  __local ACC sn[LWS], smu[LWS], ssq[LWS];
+  const long r = get_group_id(0);
+  const uint lid = (uint)get_local_id(0);
+  ACC n = 0, mu = 0, sq = 0;
+  for (ulong j = lid; j < GS; j += LWS) {
+    const ulong at = (ulong)r * GS + j;
+    chan_merge(&n, &mu, &sq, pn[pn_off + at], pmean[pmean_off + at], psq[psq_off + at]);
+  }
+  sn[lid] = n;
+  smu[lid] = mu;
+  ssq[lid] = sq;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint h = LWS / 2; h > 0; h >>= 1) {
+    if (lid < h) {
+      ACC a = sn[lid], m = smu[lid], q = ssq[lid];
+      chan_merge(&a, &m, &q, sn[lid + h], smu[lid + h], ssq[lid + h]);
+      sn[lid] = a;
+      smu[lid] = m;
+      ssq[lid] = q;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) stats_store(r, sn[0], smu[0], ssq[0], eps, mean, mean_off, rstd, rstd_off RUNNING_ARGS);
 }
 
 __kernel void norm_apply(SHAPE, int spt, ACC eps, T3(const STORE_TYPE(X_T), x),
@@ -239,18 +322,22 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
     SHAPE, int spt, int by_channel, ACC eps, T3(const STORE_TYPE(X_T), x),
     T3(const STORE_TYPE(X_T), dy), __global const STORE_TYPE(STAT_T)* mean, ulong mean_off,
     __global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off, __global const STORE_TYPE(W_T)* w,
-    ulong w_off, __global ACC* A, ulong A_off, __global ACC* B, ulong B_off) {
+    ulong w_off, __global ACC* A, ulong A_off, __global ACC* B, ulong B_off, ulong GS,
+    ulong qchunk) {
   __local ACC scratch[LWS];
-  const long r = get_group_id(0);
+  const ulong grp = get_group_id(0);
+  const long r = (long)(grp / GS);
   const uint lid = (uint)get_local_id(0);
   const int chan = by_channel || per_channel;
-  const ulong cnt = row_count(chan, N, C, S, G);
   const RowWalk rw = row_walk(r, chan, per_channel, C, G);
   const long x_row = x_off + rw.n0 * xN + rw.c0 * xC, x_t = rw.dn * xN + rw.dc * xC;
   const long dy_row = dy_off + rw.n0 * dyN + rw.c0 * dyC, dy_t = rw.dn * dyN + rw.dc * dyC;
   const long rows_t = chan ? N : C / G;
+  ulong q0, q1;
+  split_range((ulong)rows_t * (ulong)max((S + spt - 1) / spt, 1L), grp - (ulong)r * GS, qchunk,
+              &q0, &q1);
   ACC a = 0, bsum = 0;
-  CHUNK_LOOP_BEGIN(rows_t, S, spt, lid, t, s0, s1)
+  CHUNK_RANGE_BEGIN(q0, q1, S, spt, lid, t, s0, s1)
   const long row = rw.srow0 + t * rw.dsrow;
   const ACC m = load_mean(mean, mean_off, row), rs = load_rstd(rstd, rstd_off, row, eps);
 #ifdef HAS_W
@@ -269,8 +356,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
   a = group_sum(a, scratch, lid);
   bsum = group_sum(bsum, scratch, lid);
   if (lid == 0) {
-    A[A_off + r] = a;
-    B[B_off + r] = bsum;
+    A[A_off + grp] = a;
+    B[B_off + grp] = bsum;
   }
 }
 
@@ -317,3 +404,57 @@ __kernel void norm_dx(SHAPE, int spt, int use_sums, ACC eps, T3(const STORE_TYPE
     STORE(X_T, dx, ob + s * dxS, CONVERT(X_T, v));
   }
 }
+
+#ifdef TX
+// norm_col_sums: the by-channel sums of norm_sums where the channels are the contiguous dim
+// (layer norm's weight and bias gradients; channels-last batch norm): rows q < nq of elements
+// (q, c) at x_off + q*xq + c*xC (dy likewise with dyq), statistics row c (per_channel) or q (the
+// layer-norm view, S = 1). Launch: global = {roundup(C, TX), GS*TY}, local = {TX, TY = LWS/TX};
+// work-group (x, g) sums channels [x*TX, (x+1)*TX) - neighbouring work-items on neighbouring
+// channels - over rows [g*qchunk, min(nq, (g+1)*qchunk)), its TY rows of work-items sharing
+// them, and writes A[A_off + g*C + c], B[B_off + g*C + c] (GS > 1: partials the host sums).
+#define TY (LWS / TX)
+__kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void norm_col_sums(
+    SHAPE, ulong nq, long xq, long dyq, ACC eps, T3(const STORE_TYPE(X_T), x),
+    T3(const STORE_TYPE(X_T), dy), __global const STORE_TYPE(STAT_T)* mean, ulong mean_off,
+    __global const STORE_TYPE(STAT_T)* rstd, ulong rstd_off, __global const STORE_TYPE(W_T)* w,
+    ulong w_off, __global ACC* A, ulong A_off, __global ACC* B, ulong B_off, ulong GS,
+    ulong qchunk) {
+  __local ACC sa[LWS], sb[LWS];
+  const uint lx = (uint)get_local_id(0), ly = (uint)get_local_id(1);
+  const long c = (long)(get_group_id(0) * TX + lx);
+  const ulong g = get_group_id(1);
+  ulong q0, q1;
+  split_range(nq, g, qchunk, &q0, &q1);
+  ACC a = 0, bsum = 0;
+  if (c < C) {
+#ifdef HAS_W
+    const ACC wc = (ACC)LOAD(W_T, w, w_off + c);
+#else
+    const ACC wc = 1;
+#endif
+    for (ulong q = q0 + ly; q < q1; q += TY) {
+      const long row = per_channel ? c : (long)q * G + c / (C / G);
+      const ACC m = load_mean(mean, mean_off, row), rs = load_rstd(rstd, rstd_off, row, eps);
+      const ACC gv = (ACC)LOAD(X_T, dy, dy_off + (long)q * dyq + c * dyC) * wc;
+      a += gv;
+      bsum += gv * (((ACC)LOAD(X_T, x, x_off + (long)q * xq + c * xC) - m) * rs);
+    }
+  }
+  const uint at = ly * TX + lx;
+  sa[at] = a;
+  sb[at] = bsum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint h = TY / 2; h > 0; h >>= 1) {
+    if (ly < h) {
+      sa[at] += sa[at + h * TX];
+      sb[at] += sb[at + h * TX];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (ly == 0 && c < C) {
+    A[A_off + g * (ulong)C + (ulong)c] = sa[lx];
+    B[B_off + g * (ulong)C + (ulong)c] = sb[lx];
+  }
+}
+#endif

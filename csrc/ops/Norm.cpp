@@ -14,6 +14,7 @@
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ops/KernelTypes.h"
@@ -25,7 +26,30 @@
 namespace torch_ocl {
 namespace {
 
-constexpr size_t kLws = 128;
+// Work-group size of the row kernels (norm_stats, norm_sums; norm_apply and norm_dx's bound)
+// and of the channel-tile sums, within the device's limit.
+size_t row_lws(int device) { return device_profile(device).fit_lws(128); }
+size_t tile_lws(int device) { return device_profile(device).fit_lws(256); }
+
+// How a row of `cnt` elements in Q chunks (norm.cl's CHUNK_RANGE_BEGIN) is shared: among
+// `groups` work-groups of `qchunk` chunks each when the rows are too few to fill the device
+// (the profile's reduce_fill_groups and reduce_split_chunk, as the reductions of Reduce.cpp).
+struct Split {
+  uint64_t groups, qchunk;
+};
+Split split_rows(int device, int64_t rows, uint64_t cnt, uint64_t Q) {
+  const DeviceProfile& prof = device_profile(device);
+  const uint64_t fill = static_cast<uint64_t>(prof.reduce_fill_groups);
+  const uint64_t chunk = static_cast<uint64_t>(prof.reduce_split_chunk);
+  Split sp{1, std::max<uint64_t>(Q, 1)};
+  if (static_cast<uint64_t>(rows) < fill / 4 && cnt >= 2 * chunk && Q > 1) {
+    const uint64_t g = std::min<uint64_t>(
+        (cnt + chunk - 1) / chunk, std::max<uint64_t>(1, fill / static_cast<uint64_t>(rows)));
+    sp.qchunk = (Q + g - 1) / g;
+    sp.groups = (Q + sp.qchunk - 1) / sp.qchunk;
+  }
+  return sp;
+}
 
 // The [N, C, S] view of kernels/norm.cl and its statistics rows.
 struct Shape {
@@ -68,6 +92,7 @@ struct Opts {
   at::ScalarType x, stat = at::ScalarType::Undefined, w = at::ScalarType::Undefined,
                     run = at::ScalarType::Undefined;
   bool has_w = false, has_b = false, var_in = false;
+  size_t tx = 0;  // norm_col_sums' channels per work-group (0: not that kernel)
   std::string str(int device) const {
     std::string s =
         std::string("-DX_T=") + type_tag(x, device) + " -DACC_T=" + type_tag(acc_of(x), device);
@@ -78,7 +103,8 @@ struct Opts {
     if (has_w) s += " -DHAS_W";
     if (has_b) s += " -DHAS_B";
     if (var_in) s += " -DVAR_IN";
-    return s + " -DLWS=" + std::to_string(kLws);
+    if (tx) return s + " -DTX=" + std::to_string(tx) + " -DLWS=" + std::to_string(tile_lws(device));
+    return s + " -DLWS=" + std::to_string(row_lws(device));
   }
 };
 
@@ -128,17 +154,42 @@ std::pair<at::Tensor, at::Tensor> stats(const View& x, const Shape& s, double ep
     rmc = rm.contiguous();
     rvc = rv.contiguous();
   }
-  KernelLaunch l(get_kernel(device, "norm.cl", "norm_stats", o.str(device)));
-  push_shape(l, s);
-  l.arg(static_cast<cl_int>(device_profile(device).stream_chunk));
-  push_acc(l, eps, x.t.scalar_type());
-  push_view(l, x);
-  l.buffer(buffer_of(mean), mean.itemsize()).buffer(buffer_of(rstd), rstd.itemsize());
-  if (running) {
+  const int64_t spt = device_profile(device).stream_chunk;
+  const int64_t rows_t = s.per_channel ? s.N : s.C / s.G;
+  const uint64_t Q = static_cast<uint64_t>(rows_t) * std::max<int64_t>((s.S + spt - 1) / spt, 1);
+  const Split sp = split_rows(device, s.stat_rows(), static_cast<uint64_t>(rows_t * s.S), Q);
+  // A split row leaves (mean, sum of squared deviations, count) per part for norm_stats_merge.
+  at::Tensor part;
+  if (sp.groups > 1)
+    part = at::empty({3, s.stat_rows() * static_cast<int64_t>(sp.groups)}, mean.options());
+  auto push_running = [&](KernelLaunch& l) {
+    if (!running) return;
     push_acc(l, momentum, x.t.scalar_type());
     l.buffer(buffer_of(rmc), rmc.itemsize()).buffer(buffer_of(rvc), rvc.itemsize());
+  };
+  const size_t lws = row_lws(device);
+  KernelLaunch l(get_kernel(device, "norm.cl", "norm_stats", o.str(device)));
+  push_shape(l, s);
+  l.arg(static_cast<cl_int>(spt));
+  push_acc(l, eps, x.t.scalar_type());
+  push_view(l, x);
+  const at::Tensor& m_out = sp.groups > 1 ? part[0] : mean;
+  const at::Tensor& r_out = sp.groups > 1 ? part[1] : rstd;
+  const at::Tensor& n_out = sp.groups > 1 ? part[2] : mean;
+  l.buffer(buffer_of(m_out), m_out.itemsize()).buffer(buffer_of(r_out), r_out.itemsize());
+  l.arg(static_cast<cl_ulong>(sp.groups)).arg(static_cast<cl_ulong>(sp.qchunk));
+  l.buffer(buffer_of(n_out), n_out.itemsize());
+  push_running(l);
+  l.enqueue1d(device, s.stat_rows() * sp.groups * lws, lws);
+  if (sp.groups > 1) {
+    KernelLaunch merge(get_kernel(device, "norm.cl", "norm_stats_merge", o.str(device)));
+    merge.arg(static_cast<cl_ulong>(sp.groups));
+    push_acc(merge, eps, x.t.scalar_type());
+    for (int i = 0; i < 3; ++i) merge.buffer(buffer_of(part[i]), part.itemsize());
+    merge.buffer(buffer_of(mean), mean.itemsize()).buffer(buffer_of(rstd), rstd.itemsize());
+    push_running(merge);
+    merge.enqueue1d(device, s.stat_rows() * lws, lws);
   }
-  l.enqueue1d(device, s.stat_rows() * kLws, kLws);
   if (running && !rmc.is_same(rm)) rm.copy_(rmc);
   if (running && !rvc.is_same(rv)) rv.copy_(rvc);
   return {mean, rstd};
@@ -165,7 +216,7 @@ void apply(const View& x, const Shape& s, double eps, const at::Tensor& mean,
   push_opt(l, w, mean);
   push_opt(l, b, mean);
   push_view(l, y);
-  l.enqueue_grid(device, (s.S + spt - 1) / spt, s.C, s.N, kLws);
+  l.enqueue_grid(device, (s.S + spt - 1) / spt, s.C, s.N, row_lws(device));
 }
 
 // Per-row sums A = sum(w*dy), B = sum(w*dy*xhat) (ACC dtype): by_channel rows are channels,
@@ -183,18 +234,72 @@ std::pair<at::Tensor, at::Tensor> sums(const View& x, const View& dy, const Shap
   o.var_in = var_in;
   o.has_w = w.defined();
   if (w.defined()) o.w = w.scalar_type();
+  const DeviceProfile& prof = device_profile(device);
+  // Channels as the contiguous dim (layer norm's parameter gradients, channels-last batch norm)
+  // on GPUs: channel tiles, neighbouring work-items on neighbouring channels.
+  const bool rows_uniform = s.S == 1 || (x.sN == s.S * x.sS && dy.sN == s.S * dy.sS);
+  if (by_channel && prof.reduce_col_tile > 0 && x.sC == 1 && dy.sC == 1 &&
+      (s.per_channel || s.S == 1) && rows_uniform) {
+    const size_t lws = tile_lws(device);
+    const size_t tx = std::min<size_t>(static_cast<size_t>(prof.reduce_col_tile), lws);
+    const uint64_t ty = lws / tx, nq = static_cast<uint64_t>(s.N * s.S);
+    const uint64_t groups_x = (static_cast<uint64_t>(s.C) + tx - 1) / tx;
+    const uint64_t fill = static_cast<uint64_t>(prof.reduce_fill_groups);
+    uint64_t gs = groups_x < fill
+                      ? std::min((fill + groups_x - 1) / groups_x, (nq + 8 * ty - 1) / (8 * ty))
+                      : 1;
+    gs = std::max<uint64_t>(gs, 1);
+    const uint64_t qchunk = std::max<uint64_t>((nq + gs - 1) / gs, 1);
+    gs = std::max<uint64_t>((nq + qchunk - 1) / qchunk, 1);
+    at::Tensor P =
+        gs > 1 ? at::empty({2, static_cast<int64_t>(gs), s.C}, A.options()) : at::Tensor();
+    o.tx = tx;
+    KernelLaunch l(get_kernel(device, "norm.cl", "norm_col_sums", o.str(device)));
+    push_shape(l, s);
+    l.arg(static_cast<cl_ulong>(nq));
+    l.arg(static_cast<cl_long>(s.S == 1 ? x.sN : x.sS))
+        .arg(static_cast<cl_long>(s.S == 1 ? dy.sN : dy.sS));
+    push_acc(l, eps, x.t.scalar_type());
+    push_view(l, x);
+    push_view(l, dy);
+    l.buffer(buffer_of(mean), mean.itemsize()).buffer(buffer_of(rstd), rstd.itemsize());
+    push_opt(l, w, mean);
+    const at::Tensor& a_out = gs > 1 ? P[0] : A;
+    const at::Tensor& b_out = gs > 1 ? P[1] : B;
+    l.buffer(buffer_of(a_out), a_out.itemsize()).buffer(buffer_of(b_out), b_out.itemsize());
+    l.arg(static_cast<cl_ulong>(gs)).arg(static_cast<cl_ulong>(qchunk));
+    const size_t global[2] = {groups_x * tx, gs * ty};
+    const size_t local[2] = {tx, ty};
+    l.enqueue(device, 2, global, local);
+    if (gs == 1) return {A, B};
+    const at::Tensor total = P.sum(1);  // [2, C]: a column reduction over the parts
+    return {total[0], total[1]};
+  }
+  const int chan = by_channel || s.per_channel;
+  const int64_t rows_t = chan ? s.N : s.C / s.G;
+  const int64_t spt = prof.stream_chunk;
+  const uint64_t Q = static_cast<uint64_t>(rows_t) * std::max<int64_t>((s.S + spt - 1) / spt, 1);
+  const Split sp = split_rows(device, rows, static_cast<uint64_t>(rows_t * s.S), Q);
+  at::Tensor P = sp.groups > 1 ? at::empty({2, rows, static_cast<int64_t>(sp.groups)}, A.options())
+                               : at::Tensor();
   KernelLaunch l(get_kernel(device, "norm.cl", "norm_sums", o.str(device)));
   push_shape(l, s);
-  l.arg(static_cast<cl_int>(device_profile(device).stream_chunk));
+  l.arg(static_cast<cl_int>(spt));
   l.arg(static_cast<cl_int>(by_channel));
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
   push_view(l, dy);
   l.buffer(buffer_of(mean), mean.itemsize()).buffer(buffer_of(rstd), rstd.itemsize());
   push_opt(l, w, mean);
-  l.buffer(buffer_of(A), A.itemsize()).buffer(buffer_of(B), B.itemsize());
-  l.enqueue1d(device, rows * kLws, kLws);
-  return {A, B};
+  const at::Tensor& a_out = sp.groups > 1 ? P[0] : A;
+  const at::Tensor& b_out = sp.groups > 1 ? P[1] : B;
+  l.buffer(buffer_of(a_out), a_out.itemsize()).buffer(buffer_of(b_out), b_out.itemsize());
+  l.arg(static_cast<cl_ulong>(sp.groups)).arg(static_cast<cl_ulong>(sp.qchunk));
+  const size_t lws = row_lws(device);
+  l.enqueue1d(device, rows * sp.groups * lws, lws);
+  if (sp.groups == 1) return {A, B};
+  const at::Tensor total = P.sum(2);  // [2, rows]: the parts of each row
+  return {total[0], total[1]};
 }
 
 void dx_kernel(const View& x, const View& dy, const Shape& s, bool use_sums, double eps,
@@ -219,7 +324,7 @@ void dx_kernel(const View& x, const View& dy, const Shape& s, bool use_sums, dou
   push_opt(l, A, mean);
   push_opt(l, B, mean);
   push_view(l, dx);
-  l.enqueue_grid(device, (s.S + spt - 1) / spt, s.C, s.N, kLws);
+  l.enqueue_grid(device, (s.S + spt - 1) / spt, s.C, s.N, row_lws(device));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -219,6 +219,65 @@ def test_norms_forward_backward(norm):
         close(dev.grad, cpu.grad, 1e-4)
 
 
+# Normalisation routes of csrc/ops/Norm.cpp: statistics and gradient sums split among
+# work-groups when the rows are few and long (merged with Chan's formula), and on GPUs channel
+# tiles for the by-channel sums where the channels are contiguous (layer norm's weight and bias
+# gradients, channels-last batch norm), split when the channels are few.
+NORM_CASES = [
+    ("batch", (8, 3, 64, 64), False),
+    ("batch", (8, 3, 64, 64), True),
+    ("batch", (4, 40, 9, 11), True),
+    ("batch1d", (20000, 7), False),
+    ("group", (2, 4, 100, 100), False),
+    ("layer", (2, 70000), False),
+    ("layer", (3000, 5), False),
+    ("layer", (4, 33, 130), False),
+    ("rms", (2, 40000), False),
+]
+
+
+@pytest.mark.parametrize("case", NORM_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{'cl' if c[2] else 'c'}")
+def test_norm_routes(case):
+    kind, shape, channels_last = case
+    C = shape[-1] if kind in ("layer", "rms") else shape[1]
+    (x, w, b), (xo, wo, bo) = both(shape, (C,), (C,))
+    if channels_last:
+        xo = xo.contiguous(memory_format=torch.channels_last)
+    for t in (x, w, b, xo, wo, bo):
+        t.requires_grad_()
+    rm, rv = torch.zeros(C, dtype=torch.float64), torch.ones(C, dtype=torch.float64)
+    rmo, rvo = rm.float().to(DEVICE), rv.float().to(DEVICE)
+
+    def fn(x, w, b, rm, rv):
+        if kind.startswith("batch"):
+            return F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3)
+        if kind == "group":
+            return F.group_norm(x, 2, w, b)
+        if kind == "layer":
+            return F.layer_norm(x, (C,), w, b)
+        return F.rms_norm(x, (C,), w) + 0 * b.sum()
+
+    y, yo = fn(x, w, b, rm, rv), fn(xo, wo, bo, rmo, rvo)
+    close(yo, y.detach(), 5e-5)
+    g = make_cpu(y.shape, torch.float64, seed=3)
+    y.backward(g)
+    yo.backward(g.float().to(DEVICE))
+    for dev, cpu in ((xo, x), (wo, w), (bo, b)):
+        close(dev.grad, cpu.grad, 2e-4)
+    close(rmo, rm, 1e-5)
+    close(rvo, rv, 1e-5)
+
+
+def test_norm_split_nan_inf():
+    # A NaN or Inf in one part of a split statistics row reaches that row's whole output only.
+    x = make_cpu((8, 3, 64, 64), torch.float64, seed=4)
+    x[3, 1, 5, 5] = float("nan")
+    x[6, 2, 60, 1] = float("inf")
+    y = F.batch_norm(x, None, None, training=True)
+    yo = F.batch_norm(x.float().to(DEVICE), None, None, training=True)
+    close(yo, y, 5e-5)
+
+
 def test_reductions_and_softmax():
     (x,), (xo,) = both((33, 70, 9))
     for dim in (0, 1, 2):
