@@ -423,7 +423,9 @@ __kernel void dw_backward_input(int count, int C, int mult, int4 isz, int4 osz, 
 // round-robin and the partial sums are added by a fixed tree, so results are reproducible.
 // Along a row whose x and gy positions are both consecutive in memory, a work-item keeps DW_VEC
 // partial sums (vector instructions on CPUs) and adds them in a fixed order.
-#define DW_LWS 64
+#ifndef DW_LWS
+#define DW_LWS 64  // -DDW_LWS=<smaller power of two> on devices allowing fewer work-items
+#endif
 __kernel __attribute__((reqd_work_group_size(DW_LWS, 1, 1))) void dw_backward_weight(
     int N, int mult, int4 isz, int4 osz, int4 ks, int4 st, int4 pd, int4 dl, __global const T* x,
     ulong x_off, long sn, long sc, long4 ss, __global const T* gy, ulong gy_off, long gsn, long gsc,

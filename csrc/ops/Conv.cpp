@@ -735,16 +735,19 @@ at::Tensor weight_grad(const at::Tensor& gy5, const at::Tensor& x5, const at::Te
   if (is_depthwise(w5, g)) {
     const size_t item = gw.itemsize();
     const int64_t groups = g.CO * g.kvol();
-    check_count(groups * static_cast<int64_t>(kDwLws), "depthwise weight gradient");
+    // kDwLws work-items per group, or the device's limit (then a build of its own).
+    const size_t lws = device_profile(device).fit_lws(kDwLws);
+    check_count(groups * static_cast<int64_t>(lws), "depthwise weight gradient");
     check_count(g.N * g.osz[0] * g.osz[1], "depthwise weight gradient");
-    KernelLaunch l(
-        get_kernel(device, "conv.cl", "dw_backward_weight", opts_for(gw.scalar_type(), device)));
+    const std::string dw_opts = opts_for(gw.scalar_type(), device) +
+                                (lws < kDwLws ? " -DDW_LWS=" + std::to_string(lws) : std::string());
+    KernelLaunch l(get_kernel(device, "conv.cl", "dw_backward_weight", dw_opts));
     l.arg(static_cast<cl_int>(g.N)).arg(static_cast<cl_int>(g.CO / g.C));
     push_geometry(l, g);
     push_tensor5(l, x5, item);
     push_tensor5(l, gy5, item);
     l.buffer(buffer_of(gw), item);
-    l.enqueue1d(device, static_cast<size_t>(groups) * kDwLws, kDwLws);
+    l.enqueue1d(device, static_cast<size_t>(groups) * lws, lws);
     return gw;
   }
   if (weight_grad_implicit_into(gy5, x5, g, gw)) return gw;

@@ -26,13 +26,15 @@
 #include "ops/Structured.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceError.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
 namespace torch_ocl {
 namespace {
 
-constexpr size_t kLws = 256;
+// Work-group size: 256 or the device's limit.
+size_t hist_lws(int device) { return device_profile(device).fit_lws(256); }
 constexpr uint32_t kLocalBins = 1024;
 constexpr const char* kRangeNotFinite =
     "torch.histc: range of [min, max] is not finite (the input's minimum or maximum is infinite "
@@ -40,7 +42,8 @@ constexpr const char* kRangeNotFinite =
 
 std::string histogram_options(at::ScalarType t, int device) {
   const DeviceInfo& info = device_info(device);
-  std::string o = std::string("-DT=") + type_tag(t, device) + " -DLWS=" + std::to_string(kLws) +
+  std::string o = std::string("-DT=") + type_tag(t, device) +
+                  " -DLWS=" + std::to_string(hist_lws(device)) +
                   " -DLOCAL_BINS=" + std::to_string(kLocalBins);
   if (info.extensions.find("cl_khr_int64_base_atomics") != std::string::npos)
     o += " -DINT64_ATOMICS";
@@ -111,7 +114,7 @@ at::Tensor& histc_out_ocl(const at::Tensor& self, int64_t bins, const at::Scalar
     }
     l.arg(static_cast<cl_uint>(bins)).buffer(buffer_of(counts), 4);
     l.arg(device_error_word(device)).arg(device_error_code(kRangeNotFinite));
-    l.enqueue1d(device, groups_for(x.numel(), device) * kLws, kLws);
+    l.enqueue1d(device, groups_for(x.numel(), device) * hist_lws(device), hist_lws(device));
   }
   hist.copy_(counts);
   return hist;
@@ -152,13 +155,13 @@ at::Tensor bincount_ocl(const at::Tensor& self, const std::optional<at::Tensor>&
                   x.numel() < static_cast<int64_t>(std::numeric_limits<int32_t>::max()),
               "torch-ocl: bincount supports fewer than 2^31 elements and bins");
   std::string options = histogram_options(t, device);
-  const size_t global = groups_for(x.numel(), device) * kLws;
+  const size_t global = groups_for(x.numel(), device) * hist_lws(device);
   if (!has_weights) {
     at::Tensor counts = at::zeros({nbins}, self.options().dtype(at::kInt));
     KernelLaunch l(get_kernel(device, "histogram.cl", "bincount_counts", options));
     l.arg(static_cast<cl_ulong>(x.numel())).buffer(buffer_of(x), x.itemsize());
     l.arg(static_cast<cl_uint>(nbins)).buffer(buffer_of(counts), 4);
-    l.enqueue1d(device, global, kLws);
+    l.enqueue1d(device, global, hist_lws(device));
     return counts.to(at::kLong);
   }
   const at::ScalarType wt = weights.scalar_type() == at::kFloat ? at::kFloat : at::kDouble;
@@ -175,7 +178,7 @@ at::Tensor bincount_ocl(const at::Tensor& self, const std::optional<at::Tensor>&
   KernelLaunch l(get_kernel(device, "histogram.cl", "bincount_weights", options));
   l.arg(static_cast<cl_ulong>(x.numel())).buffer(buffer_of(x), x.itemsize());
   l.buffer(buffer_of(w), w.itemsize()).buffer(buffer_of(sums), sums.itemsize());
-  l.enqueue1d(device, global, kLws);
+  l.enqueue1d(device, global, hist_lws(device));
   return sums;
 }
 

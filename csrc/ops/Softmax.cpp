@@ -13,13 +13,15 @@
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
 namespace torch_ocl {
 namespace {
 
-constexpr size_t kLws = 128;
+// One work-group per row, 128 work-items or the device's limit.
+size_t row_lws(int device) { return device_profile(device).fit_lws(128); }
 
 // Moves `dim` last and makes the result contiguous.
 at::Tensor rows(const at::Tensor& t, int64_t dim) {
@@ -38,6 +40,7 @@ at::ScalarType acc_of(at::ScalarType t) { return t == at::kDouble ? at::kDouble 
 void forward(const at::Tensor& x, int64_t dim, bool log, const at::Tensor& out, bool safe = false) {
   if (x.numel() == 0) return;
   const int device = x.device().index();
+  const size_t kLws = row_lws(device);
   const at::Tensor in = rows(x, dim);
   const bool direct = out.is_contiguous() && (x.dim() == 0 || dim == x.dim() - 1);
   at::Tensor dst = direct ? out : at::empty(in.sizes(), out.options());
@@ -58,6 +61,7 @@ void backward(const at::Tensor& grad, const at::Tensor& y, int64_t dim, bool log
               const at::Tensor& gin) {
   if (grad.numel() == 0) return;
   const int device = grad.device().index();
+  const size_t kLws = row_lws(device);
   const at::Tensor g = rows(grad, dim), yr = rows(y.to(grad.scalar_type()), dim);
   const bool direct = gin.is_contiguous() && (grad.dim() == 0 || dim == grad.dim() - 1);
   at::Tensor dst = direct ? gin : at::empty(g.sizes(), gin.options());

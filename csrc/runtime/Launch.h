@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "runtime/Allocator.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/OclApi.h"
 #include "runtime/Program.h"
 #include "runtime/Stream.h"
@@ -45,7 +46,10 @@ class KernelLaunch {
     OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, event));
     note_enqueued(q);
   }
+  // `local` beyond the device's work-group limit becomes the largest power of two within it
+  // (kernels whose size is fixed at build time, reqd_work_group_size, fit it themselves).
   void enqueue1d(int device, size_t global, size_t local) {
+    local = fit_local(device, local);
     const size_t g = (global + local - 1) / local * local;
     enqueue(device, 1, &g, &local);
   }
@@ -54,6 +58,7 @@ class KernelLaunch {
   // n0 (at most lws) and L1 the one that covers n1 within lws / L0. The kernel takes its row
   // (y, z) from the work-group, not from dividing a flat index per element.
   void enqueue_grid(int device, size_t n0, size_t n1, size_t n2, size_t lws) {
+    lws = fit_local(device, lws);
     auto cover = [](size_t v, size_t cap) {
       size_t p = 1;
       while (p < cap && p < v) p *= 2;
@@ -66,6 +71,10 @@ class KernelLaunch {
   }
 
  private:
+  static size_t fit_local(int device, size_t local) {
+    const DeviceProfile& p = device_profile(device);
+    return local <= p.max_work_group ? local : p.fit_lws(local);
+  }
   void set(size_t size, const void* value) {
     const cl_int err = cl().clSetKernelArg(k_, index_, size, value);
     TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: clSetKernelArg(", index_, ") failed with ",

@@ -171,7 +171,8 @@ def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg,
     cl.Kernel(sums_prg, "norm_sums")(
         queue, (rows * LWS,), (LWS,), *shape_args, np.int32(spt), np.int32(0), eps, *t3(bx, xs),
         *t3(bdy, dys),
-        *stats, wb, np.uint64(0), A, np.uint64(0), B, np.uint64(0), np.uint64(1), np.uint64(2**62),
+        *stats, wb, np.uint64(0), A, np.uint64(0), B, np.uint64(0),
+        np.uint64(1), np.uint64(2**62),
     )  # fmt: skip
     dxb, dxs = flat(tag, np.zeros_like(x))
     bdx = buffer(ctx, dxb)
@@ -197,7 +198,8 @@ def test_norm_forward_backward(ctx, queue, build, has_fp64, rng, tag, name, cfg,
     cl.Kernel(nw_prg, "norm_sums")(
         queue, (C * LWS,), (LWS,), *shape_args, np.int32(spt), np.int32(1), eps, *t3(bx, xs),
         *t3(bdy, dys),
-        *stats, wb, np.uint64(0), Ac, np.uint64(0), Bc, np.uint64(0), np.uint64(1), np.uint64(2**62),
+        *stats, wb, np.uint64(0), Ac, np.uint64(0), Bc, np.uint64(0),
+        np.uint64(1), np.uint64(2**62),
     )  # fmt: skip
     got_a, got_b = np.zeros(C, acc_np), np.zeros(C, acc_np)
     cl.enqueue_copy(queue, got_a, Ac)
