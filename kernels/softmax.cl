@@ -4,7 +4,7 @@
 // of 2>. SAFE (softmax_forward without LOG): a row whose elements are all -inf gives 0s (ATen's
 // _safe_softmax) instead of NaN.
 // Launch (both kernels): global = {M*LWS}, local = {LWS}; one work-group per row.
-//   softmax_forward:  out = exp(x - max) / sum(exp(x - max)), or with LOG
+//   softmax_forward:  out = exp(x - max) / sum(exp(x - max)) (max and sum in one pass), or with LOG
 //                     out = (x - max) - log(sum(exp(x - max)))  (x - max first: it is exact
 //                     for the largest logits, where x - (max + log(sum)) would cancel)
 //   softmax_backward: y is the forward output, g the gradient of it; grad_in written to gin.
@@ -36,23 +36,62 @@ inline ACC group_reduce(ACC v, __local ACC* scratch, uint lid, int is_max) {
   return r;
 }
 
+// (m, s) <- (m, s) merged with (mb, sb): s sums exp(x - m) over the elements seen, m is their
+// max (NaN propagates, -inf when every element is -inf: then s stays 0).
+inline void online_merge(ACC* m, ACC* s, ACC mb, ACC sb) {
+  const ACC ma = *m;
+  if (OCL_ISNAN(ma) || OCL_ISNAN(mb)) {
+    *m = *s = ma + mb;  // NaN
+    return;
+  }
+  const ACC mx = ma >= mb ? ma : mb;
+  if (mx == -INFINITY) return;  // both empty or all -inf: s = 0
+  *s = *s * exp(ma - mx) + sb * exp(mb - mx);
+  *m = mx;
+}
+
+// Group-wide online_merge of every work-item's (m, s); every item gets the result.
+inline void group_merge(ACC* m, ACC* s, __local ACC* sm, __local ACC* ss, uint lid) {
+  sm[lid] = *m;
+  ss[lid] = *s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint h = LWS / 2; h > 0; h >>= 1) {
+    if (lid < h) {
+      ACC a = sm[lid], b = ss[lid];
+      online_merge(&a, &b, sm[lid + h], ss[lid + h]);
+      sm[lid] = a;
+      ss[lid] = b;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  *m = sm[0];
+  *s = ss[0];
+}
+
 __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void softmax_forward(
     ulong M, ulong K, __global const STORE_TYPE(IN_T)* in, ulong in_off,
     __global STORE_TYPE(OUT_T)* out, ulong out_off) {
-  __local ACC scratch[LWS];
+  __local ACC sm[LWS], ss[LWS];
   const ulong m = get_group_id(0);
   const uint lid = (uint)get_local_id(0);
   if (m >= M) return;
   const ulong ib = in_off + m * K, ob = out_off + m * K;
-  ACC mx = -INFINITY;
+  // One pass for the max and the sum (an online softmax: the sum is rescaled when the max
+  // grows), a second one to write: the row is read twice, not three times.
+  ACC mx = -INFINITY, s = 0;
   for (ulong k = lid; k < K; k += LWS) {
     const ACC x = LOAD(IN_T, in, ib + k);
-    mx = (OCL_ISNAN(mx) || mx >= x) ? mx : x;
+    if (x > mx) {
+      // exp(x - x): 1, or NaN for x = +inf (as exp(x - max) is in two passes)
+      s = s * exp(mx - x) + (x == (ACC)INFINITY ? (ACC)NAN : (ACC)1);
+      mx = x;
+    } else if (OCL_ISNAN(x)) {
+      mx = s = x;
+    } else if (x != -INFINITY) {
+      s += exp(x - mx);  // NaN once mx is NaN, and for +inf after +inf (as exp(x - max) is)
+    }
   }
-  mx = group_reduce(mx, scratch, lid, 1);
-  ACC s = 0;
-  for (ulong k = lid; k < K; k += LWS) s += exp((ACC)LOAD(IN_T, in, ib + k) - mx);
-  s = group_reduce(s, scratch, lid, 0);
+  group_merge(&mx, &s, sm, ss, lid);
 #ifdef LOG
   const ACC log_s = log(s);
   for (ulong k = lid; k < K; k += LWS)
