@@ -109,14 +109,14 @@ inline RowWalk row_walk(long r, int by_channel, int per_channel, long C, long G)
 // rows_t*nsb chunks: all of them, or one part of a split row). One division to start, then
 // additions with a carry. spt = 1 (GPUs) visits single elements, neighbours in neighbouring
 // work-items; CPU devices take runs (stream_chunk) that RUN_SUM adds with four partial sums.
-#define CHUNK_RANGE_BEGIN(q0, q1, S, spt, lid, t, s0, s1)    \
-  const long nsb_ = max(((long)(S) + (spt)-1) / (spt), 1L);  \
-  const ulong qs_ = (ulong)(q0) + (lid);                     \
-  long t = (long)qs_ / nsb_;                                 \
-  long b_ = (long)qs_ - t * nsb_;                            \
-  const long step_t_ = LWS / nsb_;                           \
-  const long step_b_ = LWS - step_t_ * nsb_;                 \
-  for (ulong q_ = qs_; q_ < (ulong)(q1); q_ += LWS) {        \
+#define CHUNK_RANGE_BEGIN(q0, q1, S, spt, lid, t, s0, s1)   \
+  const long nsb_ = max(((long)(S) + (spt)-1) / (spt), 1L); \
+  const ulong qs_ = (ulong)(q0) + (lid);                    \
+  long t = (long)qs_ / nsb_;                                \
+  long b_ = (long)qs_ - t * nsb_;                           \
+  const long step_t_ = LWS / nsb_;                          \
+  const long step_b_ = LWS - step_t_ * nsb_;                \
+  for (ulong q_ = qs_; q_ < (ulong)(q1); q_ += LWS) {       \
     const long s0 = b_ * (spt), s1 = min(s0 + (spt), (long)(S));
 #define CHUNK_LOOP_END(t) \
   b_ += step_b_;          \
@@ -174,9 +174,9 @@ inline void chan_merge(ACC* n, ACC* mu, ACC* m2, ACC nb, ACC mb, ACC m2b) {
 }
 
 #ifdef RUNNING
-#define RUNNING_PARAMS                                                    \
-  , ACC momentum, __global STORE_TYPE(RUN_T)* rmean, ulong rmean_off,     \
-      __global STORE_TYPE(RUN_T)* rvar, ulong rvar_off
+#define RUNNING_PARAMS                                               \
+  , ACC momentum, __global STORE_TYPE(RUN_T)*rmean, ulong rmean_off, \
+      __global STORE_TYPE(RUN_T)*rvar, ulong rvar_off
 #define RUNNING_ARGS , momentum, rmean, rmean_off, rvar, rvar_off
 #else
 #define RUNNING_PARAMS
@@ -227,8 +227,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats(
   const long x_row = x_off + rw.n0 * xN + rw.c0 * xC, x_t = rw.dn * xN + rw.dc * xC;
   const long rows_t = per_channel ? N : C / G;
   ulong q0, q1;
-  split_range((ulong)rows_t * (ulong)max((S + spt - 1) / spt, 1L), grp - (ulong)r * GS, qchunk,
-              &q0, &q1);
+  split_range((ulong)rows_t * (ulong)max((S + spt - 1) / spt, 1L), grp - (ulong)r * GS, qchunk, &q0,
+              &q1);
   const ulong cnt = chunk_elems(q1, S, spt) - chunk_elems(q0, S, spt);
   ACC mu = 0;
 #define X_AT(k) ((ACC)LOAD(X_T, x, xb + (k)*xS))
@@ -291,7 +291,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_stats_merge(
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (lid == 0) stats_store(r, sn[0], smu[0], ssq[0], eps, mean, mean_off, rstd, rstd_off RUNNING_ARGS);
+  if (lid == 0)
+    stats_store(r, sn[0], smu[0], ssq[0], eps, mean, mean_off, rstd, rstd_off RUNNING_ARGS);
 }
 
 __kernel void norm_apply(SHAPE, int spt, ACC eps, T3(const STORE_TYPE(X_T), x),
@@ -334,8 +335,8 @@ __kernel __attribute__((reqd_work_group_size(LWS, 1, 1))) void norm_sums(
   const long dy_row = dy_off + rw.n0 * dyN + rw.c0 * dyC, dy_t = rw.dn * dyN + rw.dc * dyC;
   const long rows_t = chan ? N : C / G;
   ulong q0, q1;
-  split_range((ulong)rows_t * (ulong)max((S + spt - 1) / spt, 1L), grp - (ulong)r * GS, qchunk,
-              &q0, &q1);
+  split_range((ulong)rows_t * (ulong)max((S + spt - 1) / spt, 1L), grp - (ulong)r * GS, qchunk, &q0,
+              &q1);
   ACC a = 0, bsum = 0;
   CHUNK_RANGE_BEGIN(q0, q1, S, spt, lid, t, s0, s1)
   const long row = rw.srow0 + t * rw.dsrow;
@@ -406,6 +407,59 @@ __kernel void norm_dx(SHAPE, int spt, int use_sums, ACC eps, T3(const STORE_TYPE
 }
 
 #ifdef TX
+#define TY (LWS / TX)
+// norm_col_stats: norm_stats for batch norm (per_channel) with the channels as the contiguous dim
+// (channels-last): rows q < nq of elements (q, c) at x_off + q*xq + c*xC. Launch as
+// norm_col_sums (below). Work-group (x, g) takes rows [g*qchunk, min(nq, (g+1)*qchunk)) of
+// channels [x*TX, (x+1)*TX): their mean, then the sum of squared deviations from it (two passes
+// over the part, a tree over its TY rows of work-items each time); GS == 1: the statistics (and
+// running statistics) of each channel, as norm_stats; GS > 1: the part's mean, sum of squared
+// deviations and count at [c*GS + g] of mean, rstd and npart for norm_stats_merge.
+__kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void norm_col_stats(
+    SHAPE, ulong nq, long xq, ACC eps, T3(const STORE_TYPE(X_T), x), __global ACC* mean,
+    ulong mean_off, __global ACC* rstd, ulong rstd_off, ulong GS, ulong qchunk, __global ACC* npart,
+    ulong npart_off RUNNING_PARAMS) {
+  __local ACC scratch[LWS];
+  const uint lx = (uint)get_local_id(0), ly = (uint)get_local_id(1);
+  const long c = (long)(get_group_id(0) * TX + lx);
+  const ulong g = get_group_id(1);
+  ulong q0, q1;
+  split_range(nq, g, qchunk, &q0, &q1);
+  const uint at = ly * TX + lx;
+  const long cc = min(c, C - 1);  // work-items past the last channel load a real one, unused
+  ACC sum = 0;
+  for (ulong q = q0 + ly; q < q1; q += TY) sum += (ACC)LOAD(X_T, x, x_off + (long)q * xq + cc * xC);
+  scratch[at] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint h = TY / 2; h > 0; h >>= 1) {
+    if (ly < h) scratch[at] += scratch[at + h * TX];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const ACC cnt = (ACC)(q1 - q0);
+  const ACC mu = q1 > q0 ? scratch[lx] / cnt : (ACC)0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  ACC sq = 0;
+  for (ulong q = q0 + ly; q < q1; q += TY) {
+    const ACC d = (ACC)LOAD(X_T, x, x_off + (long)q * xq + cc * xC) - mu;
+    sq += d * d;
+  }
+  scratch[at] = sq;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint h = TY / 2; h > 0; h >>= 1) {
+    if (ly < h) scratch[at] += scratch[at + h * TX];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (ly != 0 || c >= C) return;
+  if (GS == 1) {
+    stats_store(c, cnt, mu, scratch[lx], eps, mean, mean_off, rstd, rstd_off RUNNING_ARGS);
+  } else {
+    const ulong p = (ulong)c * GS + g;
+    mean[mean_off + p] = mu;
+    rstd[rstd_off + p] = scratch[lx];
+    npart[npart_off + p] = cnt;
+  }
+}
+
 // norm_col_sums: the by-channel sums of norm_sums where the channels are the contiguous dim
 // (layer norm's weight and bias gradients; channels-last batch norm): rows q < nq of elements
 // (q, c) at x_off + q*xq + c*xC (dy likewise with dyq), statistics row c (per_channel) or q (the
@@ -413,7 +467,6 @@ __kernel void norm_dx(SHAPE, int spt, int use_sums, ACC eps, T3(const STORE_TYPE
 // work-group (x, g) sums channels [x*TX, (x+1)*TX) - neighbouring work-items on neighbouring
 // channels - over rows [g*qchunk, min(nq, (g+1)*qchunk)), its TY rows of work-items sharing
 // them, and writes A[A_off + g*C + c], B[B_off + g*C + c] (GS > 1: partials the host sums).
-#define TY (LWS / TX)
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void norm_col_sums(
     SHAPE, ulong nq, long xq, long dyq, ACC eps, T3(const STORE_TYPE(X_T), x),
     T3(const STORE_TYPE(X_T), dy), __global const STORE_TYPE(STAT_T)* mean, ulong mean_off,

@@ -135,6 +135,46 @@ const at::Tensor& value_or_undef(const std::optional<at::Tensor>& t) {
   return t && t->defined() ? *t : undef;
 }
 
+// norm.cl's channel-tile kernels (norm_col_stats, norm_col_sums) for a tensor whose channels are
+// the contiguous dim and whose other elements form uniform rows q < nq (q = n*S + s): batch norm
+// channels-last or [N, C], layer norm's by-channel sums. tx = 0: not applicable here (CPU
+// profile, another layout, or group statistics with spatial positions).
+struct ChannelTiles {
+  size_t tx = 0, ty = 0;
+  uint64_t nq = 0, groups = 1, qchunk = 1;
+  int64_t xq = 0, dyq = 0;
+  void enqueue(KernelLaunch& l, int device, int64_t C) const {
+    const size_t global[2] = {(static_cast<size_t>(C) + tx - 1) / tx * tx, groups * ty};
+    const size_t local[2] = {tx, ty};
+    l.enqueue(device, 2, global, local);
+  }
+};
+ChannelTiles channel_tiles(int device, const Shape& s, const View& x, const View& dy) {
+  const DeviceProfile& prof = device_profile(device);
+  ChannelTiles ct;
+  const bool uniform = s.S == 1 || (x.sN == s.S * x.sS && dy.sN == s.S * dy.sS);
+  if (prof.reduce_col_tile <= 0 || x.sC != 1 || dy.sC != 1 || !(s.per_channel || s.S == 1) ||
+      !uniform)
+    return ct;
+  const size_t lws = tile_lws(device);
+  ct.tx = std::min<size_t>(static_cast<size_t>(prof.reduce_col_tile), lws);
+  ct.ty = lws / ct.tx;
+  ct.nq = static_cast<uint64_t>(s.N * s.S);
+  ct.xq = s.S == 1 ? x.sN : x.sS;
+  ct.dyq = s.S == 1 ? dy.sN : dy.sS;
+  // Rows split among work-groups until reduce_fill_groups fill the device, each row of
+  // work-items keeping 8 rows or more.
+  const uint64_t groups_x = (static_cast<uint64_t>(s.C) + ct.tx - 1) / ct.tx;
+  const uint64_t fill = static_cast<uint64_t>(prof.reduce_fill_groups);
+  uint64_t gs = groups_x < fill ? std::min((fill + groups_x - 1) / groups_x,
+                                           (ct.nq + 8 * ct.ty - 1) / (8 * ct.ty))
+                                : 1;
+  gs = std::max<uint64_t>(gs, 1);
+  ct.qchunk = std::max<uint64_t>((ct.nq + gs - 1) / gs, 1);
+  ct.groups = std::max<uint64_t>((ct.nq + ct.qchunk - 1) / ct.qchunk, 1);
+  return ct;
+}
+
 // mean and rstd (ACC dtype, one per statistics row); updates running stats when given.
 std::pair<at::Tensor, at::Tensor> stats(const View& x, const Shape& s, double eps,
                                         const at::Tensor& rm = {}, const at::Tensor& rv = {},
@@ -157,7 +197,11 @@ std::pair<at::Tensor, at::Tensor> stats(const View& x, const Shape& s, double ep
   const int64_t spt = device_profile(device).stream_chunk;
   const int64_t rows_t = s.per_channel ? s.N : s.C / s.G;
   const uint64_t Q = static_cast<uint64_t>(rows_t) * std::max<int64_t>((s.S + spt - 1) / spt, 1);
-  const Split sp = split_rows(device, s.stat_rows(), static_cast<uint64_t>(rows_t * s.S), Q);
+  // Batch norm with the channels contiguous (channels-last, or [N, C]) on GPUs: channel tiles.
+  const ChannelTiles ct = s.per_channel ? channel_tiles(device, s, x, x) : ChannelTiles{};
+  const Split sp = ct.tx
+                       ? Split{ct.groups, ct.qchunk}
+                       : split_rows(device, s.stat_rows(), static_cast<uint64_t>(rows_t * s.S), Q);
   // A split row leaves (mean, sum of squared deviations, count) per part for norm_stats_merge.
   at::Tensor part;
   if (sp.groups > 1)
@@ -168,9 +212,16 @@ std::pair<at::Tensor, at::Tensor> stats(const View& x, const Shape& s, double ep
     l.buffer(buffer_of(rmc), rmc.itemsize()).buffer(buffer_of(rvc), rvc.itemsize());
   };
   const size_t lws = row_lws(device);
-  KernelLaunch l(get_kernel(device, "norm.cl", "norm_stats", o.str(device)));
+  Opts col = o;
+  col.tx = ct.tx;
+  KernelLaunch l(get_kernel(device, "norm.cl", ct.tx ? "norm_col_stats" : "norm_stats",
+                            (ct.tx ? col : o).str(device)));
   push_shape(l, s);
-  l.arg(static_cast<cl_int>(spt));
+  if (ct.tx) {
+    l.arg(static_cast<cl_ulong>(ct.nq)).arg(static_cast<cl_long>(ct.xq));
+  } else {
+    l.arg(static_cast<cl_int>(spt));
+  }
   push_acc(l, eps, x.t.scalar_type());
   push_view(l, x);
   const at::Tensor& m_out = sp.groups > 1 ? part[0] : mean;
@@ -180,7 +231,11 @@ std::pair<at::Tensor, at::Tensor> stats(const View& x, const Shape& s, double ep
   l.arg(static_cast<cl_ulong>(sp.groups)).arg(static_cast<cl_ulong>(sp.qchunk));
   l.buffer(buffer_of(n_out), n_out.itemsize());
   push_running(l);
-  l.enqueue1d(device, s.stat_rows() * sp.groups * lws, lws);
+  if (ct.tx) {
+    ct.enqueue(l, device, s.C);
+  } else {
+    l.enqueue1d(device, s.stat_rows() * sp.groups * lws, lws);
+  }
   if (sp.groups > 1) {
     KernelLaunch merge(get_kernel(device, "norm.cl", "norm_stats_merge", o.str(device)));
     merge.arg(static_cast<cl_ulong>(sp.groups));
@@ -237,28 +292,16 @@ std::pair<at::Tensor, at::Tensor> sums(const View& x, const View& dy, const Shap
   const DeviceProfile& prof = device_profile(device);
   // Channels as the contiguous dim (layer norm's parameter gradients, channels-last batch norm)
   // on GPUs: channel tiles, neighbouring work-items on neighbouring channels.
-  const bool rows_uniform = s.S == 1 || (x.sN == s.S * x.sS && dy.sN == s.S * dy.sS);
-  if (by_channel && prof.reduce_col_tile > 0 && x.sC == 1 && dy.sC == 1 &&
-      (s.per_channel || s.S == 1) && rows_uniform) {
-    const size_t lws = tile_lws(device);
-    const size_t tx = std::min<size_t>(static_cast<size_t>(prof.reduce_col_tile), lws);
-    const uint64_t ty = lws / tx, nq = static_cast<uint64_t>(s.N * s.S);
-    const uint64_t groups_x = (static_cast<uint64_t>(s.C) + tx - 1) / tx;
-    const uint64_t fill = static_cast<uint64_t>(prof.reduce_fill_groups);
-    uint64_t gs = groups_x < fill
-                      ? std::min((fill + groups_x - 1) / groups_x, (nq + 8 * ty - 1) / (8 * ty))
-                      : 1;
-    gs = std::max<uint64_t>(gs, 1);
-    const uint64_t qchunk = std::max<uint64_t>((nq + gs - 1) / gs, 1);
-    gs = std::max<uint64_t>((nq + qchunk - 1) / qchunk, 1);
+  const ChannelTiles ct = by_channel ? channel_tiles(device, s, x, dy) : ChannelTiles{};
+  if (ct.tx) {
+    const uint64_t gs = ct.groups;
     at::Tensor P =
         gs > 1 ? at::empty({2, static_cast<int64_t>(gs), s.C}, A.options()) : at::Tensor();
-    o.tx = tx;
+    o.tx = ct.tx;
     KernelLaunch l(get_kernel(device, "norm.cl", "norm_col_sums", o.str(device)));
     push_shape(l, s);
-    l.arg(static_cast<cl_ulong>(nq));
-    l.arg(static_cast<cl_long>(s.S == 1 ? x.sN : x.sS))
-        .arg(static_cast<cl_long>(s.S == 1 ? dy.sN : dy.sS));
+    l.arg(static_cast<cl_ulong>(ct.nq));
+    l.arg(static_cast<cl_long>(ct.xq)).arg(static_cast<cl_long>(ct.dyq));
     push_acc(l, eps, x.t.scalar_type());
     push_view(l, x);
     push_view(l, dy);
@@ -267,10 +310,8 @@ std::pair<at::Tensor, at::Tensor> sums(const View& x, const View& dy, const Shap
     const at::Tensor& a_out = gs > 1 ? P[0] : A;
     const at::Tensor& b_out = gs > 1 ? P[1] : B;
     l.buffer(buffer_of(a_out), a_out.itemsize()).buffer(buffer_of(b_out), b_out.itemsize());
-    l.arg(static_cast<cl_ulong>(gs)).arg(static_cast<cl_ulong>(qchunk));
-    const size_t global[2] = {groups_x * tx, gs * ty};
-    const size_t local[2] = {tx, ty};
-    l.enqueue(device, 2, global, local);
+    l.arg(static_cast<cl_ulong>(gs)).arg(static_cast<cl_ulong>(ct.qchunk));
+    ct.enqueue(l, device, s.C);
     if (gs == 1) return {A, B};
     const at::Tensor total = P.sum(1);  // [2, C]: a column reduction over the parts
     return {total[0], total[1]};
