@@ -126,6 +126,27 @@ def transformer_block_case(batch: int, seq: int, dim: int, heads: int):
     return make
 
 
+def reduce_norm_case(kind: str, shape: tuple[int, ...]):
+    """The memory-bound families that GPUs need shaped for them: a sum over the batch (a bias
+    gradient), batch norm (training) and layer norm forward+backward, softmax over a row."""
+
+    def make(device):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(shape, generator=g).to(device)
+        if kind == "sum0":
+            return lambda: x.sum(0)
+        if kind == "softmax":
+            return lambda: torch.softmax(x, -1)
+        x.requires_grad_()
+        if kind == "batchnorm":
+            norm = nn.BatchNorm2d(shape[1]).to(device)
+        else:
+            norm = nn.LayerNorm(shape[-1]).to(device)
+        return lambda: norm(x).sum().backward()
+
+    return make
+
+
 # resnet50's convolution layers (batch 32, 224x224 input): (batch, in, size, out, kernel, stride,
 # groups), each forward and forward+backward.
 RESNET50_CONVS = {
@@ -149,7 +170,8 @@ def resnet50():
 
 def gpu_suite() -> list[tuple[str, Callable, int]]:
     """The GPU measurement of issue 25: GEMM 1024 and 4096 in float32 and float16, resnet50's
-    convolutions, a resnet50 training step (b32, 224x224) and a transformer block."""
+    convolutions, the reduction and normalisation families, a resnet50 training step (b32,
+    224x224) and a transformer block."""
     cases: list[tuple[str, Callable, int]] = []
     for size in (1024, 4096):
         for dtype, tag in ((torch.float32, "fp32"), (torch.float16, "fp16")):
@@ -157,6 +179,18 @@ def gpu_suite() -> list[tuple[str, Callable, int]]:
     for name, shape in RESNET50_CONVS.items():
         cases.append((name + " fwd", conv_case(shape, False), 2))
         cases.append((name + " fwd+bwd", conv_case(shape, True), 1))
+    cases.append(
+        ("sum over the batch 16384x4096 dim 0", reduce_norm_case("sum0", (16384, 4096)), 2)
+    )
+    cases.append(
+        (
+            "batch norm train fwd+bwd 32x64x112x112",
+            reduce_norm_case("batchnorm", (32, 64, 112, 112)),
+            1,
+        )
+    )
+    cases.append(("layer norm fwd+bwd 4096x768", reduce_norm_case("layernorm", (4096, 768)), 2))
+    cases.append(("softmax 8192x50257", reduce_norm_case("softmax", (8192, 50257)), 1))
     cases.append(
         ("transformer block b8 s512 d768 fwd+bwd", transformer_block_case(8, 512, 768, 12), 1)
     )
