@@ -588,6 +588,62 @@ void forward_gemm_into(const at::Tensor& x5, const at::Tensor& w5, const at::Ten
   }
 }
 
+// The input gradient of a strided convolution (dilation 1) as stride-1 convolutions, one per
+// phase of the stride: the inputs i = q * s + p of phase p (per spatial dim) receive
+//   gx[q * s + p] = sum_j w[k0 + j * s] * gy[q + c0 - j],  k0 = (p + P) mod s, c0 = (p + P - k0) /
+//   s
+// - a stride-1 convolution of gy with the taps k0, k0 + s, ... of the kernel, read backwards
+// (dilation -1, padding -c0) - written into the strided view gx[..., p::s]. Together the
+// phases multiply exactly the products the gradient needs: no zeros inserted between gy's
+// elements (an implicit GEMM over the transposed convolution would multiply s^2 - 1 zeros for
+// every product on a 2-d stride 2), and no column buffer or col2im. A phase that no tap reaches
+// (a 1x1 kernel at stride 2) is 0, or the bias.
+void strided_input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tensor& bias,
+                             const Geom& g, const at::Tensor& gx5) {
+  // The weight with the channel axes swapped per group: [C, COg, ks].
+  const at::Tensor wt = w5.reshape({g.G, g.COg(), g.Cg(), g.ks[0], g.ks[1], g.ks[2]})
+                            .transpose(1, 2)
+                            .reshape({g.C, g.COg(), g.ks[0], g.ks[1], g.ks[2]});
+  Arr3 ph{0, 0, 0};
+  for (ph[0] = 0; ph[0] < g.st[0]; ++ph[0]) {
+    for (ph[1] = 0; ph[1] < g.st[1]; ++ph[1]) {
+      for (ph[2] = 0; ph[2] < g.st[2]; ++ph[2]) {
+        Geom f = g;
+        std::swap(f.C, f.CO);
+        f.isz = g.osz;
+        at::Tensor wsub = wt, out = gx5;
+        bool empty = false;
+        for (int d = 0; d < 3; ++d) {
+          const int64_t s = g.st[d], p = ph[d];
+          const int64_t k0 = (p + g.pd[d]) % s,
+                        taps = k0 < g.ks[d] ? (g.ks[d] - k0 + s - 1) / s : 0;
+          const int64_t n = p < g.isz[d] ? (g.isz[d] - p + s - 1) / s : 0;
+          if (taps == 0 || n == 0) empty = true;
+          f.ks[d] = std::max<int64_t>(taps, 1);
+          f.osz[d] = n;
+          f.st[d] = 1;
+          f.dl[d] = -1;
+          f.pd[d] = -((p + g.pd[d] - k0) / s);
+          if (s > 1) {
+            wsub = wsub.slice(2 + d, k0, g.ks[d], s);
+            out = out.slice(2 + d, p, g.isz[d], s);
+          }
+        }
+        if (out.numel() == 0) continue;
+        if (empty) {
+          if (bias.defined()) {
+            out.copy_(bias.view({1, -1, 1, 1, 1}).expand_as(out));
+          } else {
+            out.zero_();
+          }
+          continue;
+        }
+        forward_into(gy5, wsub.contiguous(), bias, f, out);
+      }
+    }
+  }
+}
+
 // gx5 <- the gradient of forward(x, w) in x for output gradient gy5 (+ bias[c], for transposed
 // convolutions).
 void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tensor& bias,
@@ -627,6 +683,12 @@ void input_grad_into(const at::Tensor& gy5, const at::Tensor& w5, const at::Tens
   // enough rows (input channels) and the weight is not large against the maps (its transposed
   // copy would cost more than col2im saves).
   const bool as_forward = g.st == Arr3{1, 1, 1} && g.C >= 16 && g.CO <= g.N * g.L();
+  // Strided, on GPUs (implicit GEMM): the same per phase of the stride (below).
+  if (!as_forward && g.C >= 16 && g.CO <= g.N * g.L() && g.dl == Arr3{1, 1, 1} &&
+      device_profile(device).conv_implicit_gemm) {
+    strided_input_grad_into(gy5, w5, bias, g, gx5);
+    return;
+  }
   if (as_forward) {
     Geom f = g;
     std::swap(f.C, f.CO);

@@ -179,6 +179,38 @@ def test_conv1d_conv3d_and_transposed(dims):
     close(tfn(yo.detach(), wt.float().to(DEVICE), **kw), tfn(y.detach(), wt, **kw), 5e-5)
 
 
+# Strided convolutions' input gradients with at least 16 input channels: on GPUs one stride-1
+# convolution per phase of the stride (csrc/ops/Conv.cpp, strided_input_grad_into), including
+# phases no kernel tap reaches (1x1 at stride 2: zeros, or the bias of a transposed convolution).
+STRIDED = {
+    "3x3 s2 p1": ((2, 16, 15, 17), (24, 16, 3, 3), dict(stride=2, padding=1)),
+    "3x3 s(2,3)": ((2, 16, 13, 16), (20, 16, 3, 3), dict(stride=(2, 3))),
+    "1x1 s2": ((3, 32, 9, 9), (16, 32, 1, 1), dict(stride=2)),
+    "5x5 s3 p2 groups 2": ((2, 32, 16, 11), (16, 16, 5, 5), dict(stride=3, padding=2, groups=2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRIDED))
+def test_strided_conv_input_gradient(case):
+    xs, ws, kw = STRIDED[case]
+    (x, w), (xo, wo) = both(xs, ws, grad=True)
+    y, yo = F.conv2d(x, w, **kw), F.conv2d(xo, wo, **kw)
+    g = make_cpu(y.shape, torch.float64, seed=7)
+    g[0, 1, 0, 0] = float("nan")
+    y.backward(g)
+    yo.backward(g.float().to(DEVICE))
+    close(xo.grad, x.grad, 5e-5)
+
+
+def test_strided_transposed_conv_3d_and_bias():
+    (x, w, b), (xo, wo, bo) = both((2, 16, 3, 4, 5), (16, 16, 1, 3, 2), (16,))
+    for kw in (dict(stride=2), dict(stride=(1, 2, 3), padding=(0, 1, 0), output_padding=(0, 1, 2))):
+        close(F.conv_transpose3d(xo, wo, bo, **kw), F.conv_transpose3d(x, w, b, **kw), 5e-5)
+    (x, w, b), (xo, wo, bo) = both((2, 16, 5, 6), (16, 16, 1, 1), (16,))
+    kw = dict(stride=2, output_padding=1)
+    close(F.conv_transpose2d(xo, wo, bo, **kw), F.conv_transpose2d(x, w, b, **kw), 5e-5)
+
+
 def test_conv_channels_last_and_nan():
     (x, w), (xo, wo) = both((2, 6, 10, 10), (8, 6, 3, 3))
     xo = xo.to(memory_format=torch.channels_last)
