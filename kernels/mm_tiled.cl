@@ -143,20 +143,36 @@
 
 #if defined(CONV_B) || defined(CONV_WGRAD)
 #define MM_CONV 1
-// The input element im2col puts at row r, column p (an output position) of one image `x`, or 0
-// where it lies in the padding.
-inline T conv_col(__global const SP* x, int r, int p, int4 isz, int4 osz, int4 ks, int4 st,
-                  int4 pd, int4 dl, long x_sc, long4 x_ss) {
+// The kernel's extent per dim: -DCONV_KS=d,h,w fixes it at build time (division by a constant
+// costs a multiply and a shift, by a variable tens of instructions per element loaded), else
+// the ks argument.
+#ifdef CONV_KS
+#define MM_KS ((int4)(CONV_KS, 0))
+#else
+#define MM_KS ks
+#endif
+// The output position p's corner in the input: o * stride - padding per dim (.x depth, .y
+// height, .z width).
+inline int4 conv_corner(int p, int4 osz, int4 st, int4 pd) {
+  const int p1 = p / osz.z, ow = MM_REM(p, osz.z, p1);
+  const int od = p1 / osz.y, oh = MM_REM(p1, osz.y, od);
+  return (int4)(od * st.x - pd.x, oh * st.y - pd.y, ow * st.z - pd.z, 0);
+}
+// The input element im2col puts at row r for the output position with corner `at`, or 0 where
+// it lies in the padding.
+inline T conv_at(__global const SP* x, int r, int4 at, int4 isz, int4 ks, int4 dl, long x_sc,
+                 long4 x_ss) {
   const int r1 = r / ks.z, kw = MM_REM(r, ks.z, r1);
   const int r2 = r1 / ks.y, kh = MM_REM(r1, ks.y, r2);
   const int c = r2 / ks.x, kd = MM_REM(r2, ks.x, c);
-  const int p1 = p / osz.z, ow = MM_REM(p, osz.z, p1);
-  const int od = p1 / osz.y, oh = MM_REM(p1, osz.y, od);
-  const int id = od * st.x - pd.x + kd * dl.x;
-  const int ih = oh * st.y - pd.y + kh * dl.y;
-  const int iw = ow * st.z - pd.z + kw * dl.z;
+  const int id = at.x + kd * dl.x, ih = at.y + kh * dl.y, iw = at.z + kw * dl.z;
   if (id < 0 || id >= isz.x || ih < 0 || ih >= isz.y || iw < 0 || iw >= isz.z) return (T)0;
   return MM_LD(x, (long)c * x_sc + (long)id * x_ss.x + (long)ih * x_ss.y + (long)iw * x_ss.z);
+}
+// The input element im2col puts at row r, column p (an output position) of one image `x`.
+inline T conv_col(__global const SP* x, int r, int p, int4 isz, int4 osz, int4 ks, int4 st, int4 pd,
+                  int4 dl, long x_sc, long4 x_ss) {
+  return conv_at(x, r, conv_corner(p, osz, st, pd), isz, ks, dl, x_sc, x_ss);
 }
 #endif
 
@@ -218,6 +234,14 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
 #pragma unroll
     for (int j = 0; j < WN; ++j) acc[i][j] = (T)0;
   }
+
+#if defined(CONV_B) && VEC_B == 1 && (WGS % TILE_N) == 0
+  // Each work-item loads B's elements in one column of the tile (e = lid + r * WGS, n = e mod
+  // TILE_N), the same for every k: its output position's corner, worked out once.
+#define MM_CONV_CORNER 1
+  const int my_gn = n0 + MM_REM(lid, TILE_N, lid / TILE_N);
+  const int4 corner = conv_corner(min(my_gn, N - 1), osz, st, pd);
+#endif
 
   for (int k0 = k_begin; k0 < k_end; k0 += TILE_K) {
     // A's tile (TILE_M x TILE_K), element e of the work-group's A_LOADS * WGS, walking the
@@ -325,13 +349,15 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
       const int gn = n0 + nn, gk = k0 + kk;
       T v = (T)0;
       if (gn < N && gk < k_end) {
-#if defined(CONV_B)
-        // B = the im2col columns of the image: B[r, p].
-        v = conv_col(B, gk, gn, isz, osz, ks, st, pd, dl, x_sc, x_ss);
+#if defined(CONV_B) && defined(MM_CONV_CORNER)
+        // B = the im2col columns of the image: B[r, p], p's corner known.
+        v = conv_at(B, gk, corner, isz, MM_KS, dl, x_sc, x_ss);
+#elif defined(CONV_B)
+        v = conv_col(B, gk, gn, isz, osz, MM_KS, st, pd, dl, x_sc, x_ss);
 #elif defined(CONV_WGRAD)
         // B = the transposed columns: B[k, r] = columns[r, position] of image k / L.
         const int image = gk / L;
-        v = conv_col(B + (long)image * x_sn, gn, MM_REM(gk, L, image), isz, osz, ks, st, pd, dl,
+        v = conv_col(B + (long)image * x_sn, gn, MM_REM(gk, L, image), isz, osz, MM_KS, st, pd, dl,
                      x_sc, x_ss);
 #elif defined(B_TRANS)
         v = MM_LD(B, (long)gn * ldb + gk);

@@ -465,6 +465,13 @@ void push_implicit_args(KernelLaunch& l, const Geom& g, int splits, int k_per_sp
   l.arg(static_cast<cl_long>(gy5.defined() ? gy5.stride(1) : 0));
 }
 
+// The kernel's extent as a build option of mm_tiled.cl's implicit-GEMM forms: its index
+// arithmetic then divides by constants (a few distinct sizes per network, each one build).
+std::string kernel_size_option(const Geom& g) {
+  return " -DCONV_KS=" + std::to_string(g.ks[0]) + "," + std::to_string(g.ks[1]) + "," +
+         std::to_string(g.ks[2]);
+}
+
 // forward_into as one implicit GEMM (kernels/mm_tiled.cl with -DCONV_B): the tiled GEMM reads
 // the im2col columns straight from the input, so no column buffer is written or read, for every
 // image and group in one launch. Runs where the device profile says so (GPUs) and the tiled GEMM
@@ -483,7 +490,8 @@ bool forward_implicit_into(const at::Tensor& x5, const at::Tensor& w5, const at:
   const at::Tensor w2 = w5.contiguous().view({g.CO, Kg});
   const at::Tensor y = out5.is_contiguous() ? out5 : at::empty(out5.sizes(), out5.options());
   const size_t item = y.itemsize();
-  std::string opts = std::string("-DT=") + type_tag(t, device) + " -DCONV_B " + tile->options();
+  std::string opts = std::string("-DT=") + type_tag(t, device) + " -DCONV_B " + tile->options() +
+                     kernel_size_option(g);
   if (b.defined()) opts += " -DHAS_BIAS";
   KernelLaunch l(get_kernel(device, "mm_tiled.cl", "mm_tiled", opts));
   l.arg(static_cast<cl_int>(COg)).arg(static_cast<cl_int>(L)).arg(static_cast<cl_int>(Kg));
@@ -758,8 +766,8 @@ bool weight_grad_implicit_into(const at::Tensor& gy5_in, const at::Tensor& x5, c
   splits = (K + per - 1) / per;
   const at::Tensor part = splits == 1 ? gw : at::empty({splits, g.CO, Kg}, gw.options());
   const size_t item = gw.itemsize();
-  const std::string opts =
-      std::string("-DT=") + type_tag(t, device) + " -DCONV_WGRAD " + tile->options();
+  const std::string opts = std::string("-DT=") + type_tag(t, device) + " -DCONV_WGRAD " +
+                           tile->options() + kernel_size_option(g);
   KernelLaunch l(get_kernel(device, "mm_tiled.cl", "mm_tiled", opts));
   l.arg(static_cast<cl_int>(COg)).arg(static_cast<cl_int>(Kg)).arg(static_cast<cl_int>(K));
   l.buffer(buffer_of(gy5), item).arg(static_cast<cl_long>(0));
