@@ -480,6 +480,10 @@ bool forward_implicit_into(const at::Tensor& x5, const at::Tensor& w5, const at:
                            const Geom& g, const at::Tensor& out5) {
   const int device = out5.device().index();
   if (!device_profile(device).conv_implicit_gemm) return false;
+  // A pointwise convolution of maps that lie as [C, positions] per image is a plain batched GEMM
+  // on them (forward_gemm_into's direct route): aligned vector loads, no index arithmetic.
+  // (Not a phase of a strided input gradient, whose output may reach past the maps it reads.)
+  if (pointwise(g) && g.osz == g.isz && maps(x5).stride(2) == 1) return false;
   const int64_t L = g.L(), Kg = g.Cg() * g.kvol(), COg = g.COg();
   // The kernel indexes rows, columns and k with 32-bit ints.
   if (L > INT_MAX || Kg > INT_MAX || COg > INT_MAX) return false;
