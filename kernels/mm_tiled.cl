@@ -244,6 +244,14 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
 #endif
 
   for (int k0 = k_begin; k0 < k_end; k0 += TILE_K) {
+#if defined(CONV_WGRAD) && (WGS % TILE_K) == 0
+    // Each work-item loads A's and B's elements at one k of the tile (e = lid + r * WGS, k = e
+    // mod TILE_K): its image, output position and the position's corner, once per tile.
+#define MM_WGRAD_AT 1
+    const int my_gk = k0 + MM_REM(lid, TILE_K, lid / TILE_K);
+    const int my_image = my_gk / L, my_p = MM_REM(my_gk, L, my_image);
+    const int4 my_corner = conv_corner(my_p, osz, st, pd);
+#endif
     // A's tile (TILE_M x TILE_K), element e of the work-group's A_LOADS * WGS, walking the
     // stored matrix's contiguous dimension fastest.
 #if VEC_A > 1
@@ -291,8 +299,10 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
       const int gm = m0 + mm, gk = k0 + kk;
       T v = (T)0;
       if (gm < M && gk < k_end) {
-#if defined(CONV_WGRAD)
-        // A = the output gradient: A[co, k] = gy[image, co, position].
+#if defined(CONV_WGRAD) && defined(MM_WGRAD_AT)
+        // A = the output gradient: A[co, k] = gy[image, co, position] (gk == my_gk).
+        v = MM_LD(A, (long)my_image * gy_sn + (long)gm * gy_sc + my_p);
+#elif defined(CONV_WGRAD)
         const int image = gk / L;
         v = MM_LD(A, (long)image * gy_sn + (long)gm * gy_sc + MM_REM(gk, L, image));
 #elif defined(A_TRANS)
@@ -354,8 +364,10 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void mm_tiled(
         v = conv_at(B, gk, corner, isz, MM_KS, dl, x_sc, x_ss);
 #elif defined(CONV_B)
         v = conv_col(B, gk, gn, isz, osz, MM_KS, st, pd, dl, x_sc, x_ss);
-#elif defined(CONV_WGRAD)
+#elif defined(CONV_WGRAD) && defined(MM_WGRAD_AT)
         // B = the transposed columns: B[k, r] = columns[r, position] of image k / L.
+        v = conv_at(B + (long)my_image * x_sn, gn, my_corner, isz, MM_KS, dl, x_sc, x_ss);
+#elif defined(CONV_WGRAD)
         const int image = gk / L;
         v = conv_col(B + (long)image * x_sn, gn, MM_REM(gk, L, image), isz, osz, MM_KS, st, pd, dl,
                      x_sc, x_ss);
