@@ -488,16 +488,18 @@ bool forward_implicit_into(const at::Tensor& x5, const at::Tensor& w5, const at:
   // The kernel indexes rows, columns and k with 32-bit ints.
   if (L > INT_MAX || Kg > INT_MAX || COg > INT_MAX) return false;
   const at::ScalarType t = out5.scalar_type();
-  const std::optional<GemmTile> tile =
+  std::optional<GemmTile> tile =
       gemm_tile_for(device, GemmProblem{t, false, false, COg, L, Kg, g.N * g.G});
   if (!tile) return false;
+  std::string opts =
+      std::string("-DT=") + type_tag(t, device) + " -DCONV_B" + kernel_size_option(g);
+  if (b.defined()) opts += " -DHAS_BIAS";
+  cl_kernel k = fitted_tiled_kernel(device, opts, &*tile);
+  if (!k) return false;
   const at::Tensor w2 = w5.contiguous().view({g.CO, Kg});
   const at::Tensor y = out5.is_contiguous() ? out5 : at::empty(out5.sizes(), out5.options());
   const size_t item = y.itemsize();
-  std::string opts = std::string("-DT=") + type_tag(t, device) + " -DCONV_B " + tile->options() +
-                     kernel_size_option(g);
-  if (b.defined()) opts += " -DHAS_BIAS";
-  KernelLaunch l(get_kernel(device, "mm_tiled.cl", "mm_tiled", opts));
+  KernelLaunch l(k);
   l.arg(static_cast<cl_int>(COg)).arg(static_cast<cl_int>(L)).arg(static_cast<cl_int>(Kg));
   l.buffer(buffer_of(w2), item).arg(static_cast<cl_long>(Kg));
   l.buffer(buffer_of(x5), item).arg(static_cast<cl_long>(0));
@@ -748,9 +750,13 @@ bool weight_grad_implicit_into(const at::Tensor& gy5_in, const at::Tensor& x5, c
   const int64_t L = g.L(), Kg = g.Cg() * g.kvol(), COg = g.COg(), K = g.N * L;
   if (K > INT_MAX || Kg > INT_MAX || COg > INT_MAX) return false;
   const at::ScalarType t = gw.scalar_type();
-  const std::optional<GemmTile> tile =
+  std::optional<GemmTile> tile =
       gemm_tile_for(device, GemmProblem{t, false, true, COg, Kg, K, g.G});
   if (!tile) return false;
+  cl_kernel k = fitted_tiled_kernel(
+      device, std::string("-DT=") + type_tag(t, device) + " -DCONV_WGRAD" + kernel_size_option(g),
+      &*tile);
+  if (!k) return false;
   // gy's positions must be contiguous per (image, channel).
   const at::Tensor gy5 = (gy5_in.stride(4) == 1 || g.osz[2] == 1) &&
                                  (gy5_in.stride(3) == g.osz[2] || g.osz[1] == 1) &&
@@ -770,9 +776,7 @@ bool weight_grad_implicit_into(const at::Tensor& gy5_in, const at::Tensor& x5, c
   splits = (K + per - 1) / per;
   const at::Tensor part = splits == 1 ? gw : at::empty({splits, g.CO, Kg}, gw.options());
   const size_t item = gw.itemsize();
-  const std::string opts = std::string("-DT=") + type_tag(t, device) + " -DCONV_WGRAD " +
-                           tile->options() + kernel_size_option(g);
-  KernelLaunch l(get_kernel(device, "mm_tiled.cl", "mm_tiled", opts));
+  KernelLaunch l(k);
   l.arg(static_cast<cl_int>(COg)).arg(static_cast<cl_int>(Kg)).arg(static_cast<cl_int>(K));
   l.buffer(buffer_of(gy5), item).arg(static_cast<cl_long>(0));
   l.buffer(buffer_of(x5), item).arg(static_cast<cl_long>(0));

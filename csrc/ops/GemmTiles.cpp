@@ -12,9 +12,11 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include "ops/Matmul.h"
 #include "runtime/Device.h"
+#include "runtime/OclApi.h"
 #include "runtime/Program.h"
 #include "runtime/Tuner.h"
 #include "runtime/Tuning.h"
@@ -288,6 +290,36 @@ TORCH_LIBRARY_FRAGMENT(ocl, m) {
         for (const GemmTile& t : r.tried) tried.push_back(t.str());
         return std::make_tuple(r.best ? r.best->str() : std::string(), r.key, tried, r.seconds);
       });
+}
+
+size_t kernel_work_group_limit(cl_kernel k, int device) {
+  static std::mutex mutex;
+  static std::unordered_map<cl_kernel, size_t> limits;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto found = limits.find(k);
+    if (found != limits.end()) return found->second;
+  }
+  size_t allowed = 0;
+  if (cl().clGetKernelWorkGroupInfo(k, device_info(device).id, CL_KERNEL_WORK_GROUP_SIZE,
+                                    sizeof(allowed), &allowed, nullptr) != CL_SUCCESS)
+    allowed = SIZE_MAX;
+  std::lock_guard<std::mutex> lock(mutex);
+  limits.emplace(k, allowed);
+  return allowed;
+}
+
+cl_kernel fitted_tiled_kernel(int device, const std::string& options, GemmTile* tile) {
+  const GemmTile candidates[3] = {*tile, device_profile(device).gemm_small,
+                                  GemmTile{16, 16, 8, 4, 4, 0, 1}};
+  for (const GemmTile& t : candidates) {
+    cl_kernel k = get_kernel(device, "mm_tiled.cl", "mm_tiled", options + " " + t.options());
+    if (kernel_work_group_limit(k, device) >= static_cast<size_t>(t.work_group())) {
+      *tile = t;
+      return k;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace torch_ocl

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <CL/cl.h>
 
 #include <optional>
 #include <string>
@@ -42,5 +43,15 @@ struct GemmTuneResult {
 // always containing the profile's tiles otherwise) on random operands of the problem's shape,
 // checks each against the profile default's result, records the fastest in the tuning store.
 GemmTuneResult tune_gemm(int device, const GemmProblem& p, int max_candidates);
+
+// CL_KERNEL_WORK_GROUP_SIZE of a shared kernel from get_kernel, asked once per kernel (SIZE_MAX
+// where the driver does not say).
+size_t kernel_work_group_limit(cl_kernel k, int device);
+
+// The tiled GEMM kernel (kernels/mm_tiled.cl) built with `options` and *tile's, or - where the
+// compiled kernel allows fewer work-items per group than the tile has (registers or private
+// memory: Intel's CPU runtime allows 160 for the 128x128 tile) - with the profile's small tile or
+// 16x16 with 16 work-items, which then replaces *tile. nullptr when none fits.
+cl_kernel fitted_tiled_kernel(int device, const std::string& options, GemmTile* tile);
 
 }  // namespace torch_ocl

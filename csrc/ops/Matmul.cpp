@@ -116,25 +116,6 @@ void push_mm_scalar(KernelLaunch& launch, const at::Scalar& v, at::ScalarType t)
   }
 }
 
-// CL_KERNEL_WORK_GROUP_SIZE of a shared kernel from get_kernel, asked once per kernel (SIZE_MAX
-// where the driver does not say).
-size_t kernel_work_group_limit(cl_kernel k, int device) {
-  static std::mutex mutex;
-  static std::unordered_map<cl_kernel, size_t> limits;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto found = limits.find(k);
-    if (found != limits.end()) return found->second;
-  }
-  size_t allowed = 0;
-  if (cl().clGetKernelWorkGroupInfo(k, device_info(device).id, CL_KERNEL_WORK_GROUP_SIZE,
-                                    sizeof(allowed), &allowed, nullptr) != CL_SUCCESS)
-    allowed = SIZE_MAX;
-  std::lock_guard<std::mutex> lock(mutex);
-  limits.emplace(k, allowed);
-  return allowed;
-}
-
 bool is_half_storage(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
 
 // Whether every `vec` consecutive elements along the operand's contiguous dimension that the
