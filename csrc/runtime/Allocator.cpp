@@ -13,6 +13,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "profiler/Record.h"
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAddress.h"
@@ -382,9 +383,12 @@ struct OclAllocator final : public c10::DeviceAllocator {
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     if (count == 0) return;
     BufferRef d = buffer_at(dest), s = buffer_at(src);
-    cl_command_queue q = current_queue();
-    OCL_CHECK(
-        cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr, nullptr));
+    const int device = current_device();
+    cl_command_queue q = current_queue(device);
+    profiler::Recorder rec;
+    OCL_CHECK(cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr,
+                                       rec.event()));
+    rec.copy(profiler::CommandKind::kCopyD2D, device, current_stream(device).id(), count);
     note_enqueued(q);
   }
 };
@@ -454,8 +458,11 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
     const BufferRef src = buffer_at(storage.data());
     const BufferRef dst = buffer_at(fresh.get());
     cl_command_queue q = current_queue(device.index());
+    profiler::Recorder rec;
     OCL_CHECK(cl().clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, keep, 0,
-                                       nullptr, nullptr));
+                                       nullptr, rec.event()));
+    rec.copy(profiler::CommandKind::kCopyD2D, device.index(), current_stream(device.index()).id(),
+             keep);
     note_enqueued(q);
   }
   const_cast<c10::Storage&>(storage).set_data_ptr_noswap(std::move(fresh));

@@ -18,7 +18,7 @@ from ._version import __version__
 
 _native.load()
 
-from . import amp, memory, random, streams, tuning  # noqa: E402
+from . import amp, memory, profiler, random, streams, tuning  # noqa: E402
 from ._compile import NoInductorCodegen  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
@@ -186,6 +186,7 @@ __all__ = [
     "memory_reserved",
     "memory_stats",
     "mem_get_info",
+    "profiler",
     "random",
     "reset_accumulated_memory_stats",
     "reset_fallback_counts",

@@ -1,0 +1,26 @@
+// torch.ops.ocl.* of the profiler (python/torch_ocl/profiler.py).
+#include <torch/library.h>
+
+#include <string>
+
+#include "profiler/Tracer.h"
+
+namespace torch_ocl::profiler {
+
+TORCH_LIBRARY_FRAGMENT(ocl, m) {
+  // Whether this build has torch.profiler's device activity (torch shipped Kineto's headers).
+  m.def("_profiler_has_device_activity() -> bool", []() {
+#ifdef USE_KINETO
+    return true;
+#else
+    return false;
+#endif
+  });
+  // How the last profile mapped the device's clock to the host's ("" if it did not use it).
+  m.def("_profiler_clock_method(int device) -> str",
+        [](int64_t device) { return clock_method(static_cast<int>(device)); });
+  // Whether commands are being recorded now (test hook).
+  m.def("_profiler_recording() -> bool", []() { return recording(); });
+}
+
+}  // namespace torch_ocl::profiler
