@@ -118,14 +118,21 @@ class OclActivityProfilerSession : public libkineto::IActivityProfilerSession {
         r.flow.id = flow_id;
         r.flow.type = libkineto::kLinkAsyncCpuGpu;
         r.flow.start = 1;
+        r.addMetadata("correlation", a.id);
         logger.handleActivity(r);
       }
       const ActivityType type = device_type(a.kind);
       if (!types_.count(type)) continue;
       std::string name = a.name;
-      if (a.parts > 1)
-        name +=
-            "[" + a.label + " " + std::to_string(a.part + 1) + "/" + std::to_string(a.parts) + "]";
+      if (a.parts > 1) {
+        // elementwise_batch[float] -> elementwise_batch[float, add 2/5]
+        const std::string share =
+            a.label + " " + std::to_string(a.part + 1) + "/" + std::to_string(a.parts);
+        if (!name.empty() && name.back() == ']')
+          name.insert(name.size() - 1, ", " + share);
+        else
+          name += "[" + share + "]";
+      }
       libkineto::GenericTraceActivity& d = add(type, name);
       d.device = a.device;
       d.resource = static_cast<int32_t>(a.stream);
