@@ -269,6 +269,19 @@ Block* allocate_block(int device, size_t requested, int stream) {
 
 std::atomic<int> g_injected_free_failures{0};  // test hook: inject_free_failures()
 
+// torch.profiler(profile_memory=True) and its memory timeline see each allocation (size > 0)
+// and free (size < 0) with the device's totals after it; a no-op unless a profiler listens on
+// this thread. Called with the allocator's lock held, so that reports of one address stay in
+// order (a free before the reuse of its block).
+void report_to_profiler(void* addr, int64_t size, const DeviceState& st, int device) noexcept {
+  try {
+    c10::reportMemoryUsageToProfiler(addr, size, static_cast<size_t>(st.allocated_bytes.current),
+                                     static_cast<size_t>(st.reserved_bytes.current),
+                                     c10::Device(c10::DeviceType::PrivateUse1, device));
+  } catch (...) {
+  }
+}
+
 void report_free_failure(const std::exception* e) noexcept {
   static std::atomic<bool> reported{false};
   if (reported.exchange(true)) return;
@@ -326,6 +339,8 @@ void free_block(Block* b) noexcept {
     st.allocated_bytes.sub(b->size);
     st.requested_bytes.sub(b->requested);
     st.active.sub(1);
+    report_to_profiler(reinterpret_cast<void*>(b->seg->base + b->offset),
+                       -static_cast<int64_t>(b->size), st, b->seg->device);
     try {
       if (!b->other_streams.empty() && !in_bad_fork()) {
         mark_other_streams(b);
@@ -375,6 +390,8 @@ struct OclAllocator final : public c10::DeviceAllocator {
     std::lock_guard<std::recursive_mutex> lock(g_mutex);
     Block* b = allocate_block(device, n, stream);
     void* addr = reinterpret_cast<void*>(b->seg->base + b->offset);
+    const DeviceState& st = g_state[device];
+    report_to_profiler(addr, static_cast<int64_t>(b->size), st, device);
     return {addr, b, &delete_block, dev};
   }
 

@@ -422,3 +422,42 @@ def test_queued_clock_when_the_device_timer_is_not_used(tmp_path, subprocess_env
     assert kernels
     for k in kernels:
         assert k["ts"] >= runtime[k["args"]["correlation"]]["ts"] - CLOCK_TOLERANCE_US
+
+
+def test_profile_memory_reports_device_allocations_and_frees(tmp_path):
+    a = torch.randn(256, 256, device=DEVICE)
+    (a @ a).relu().sum()
+    sync_all()
+    base = torch.ocl.memory_allocated()
+    with profile(activities=ACTIVITIES, profile_memory=True) as prof:
+        b = a @ a
+        c = b.relu()
+        del b
+        d = c.sum()
+        del c, d
+        sync_all()
+    assert torch.ocl.memory_allocated() == base
+    trace = trace_of(prof, tmp_path)
+    mem = [
+        e["args"]
+        for e in sorted(trace, key=lambda e: e["ts"])
+        if e["name"] == "[memory]" and e["args"]["Device Type"] != 0  # 0: the CPU
+    ]
+    allocs = [m for m in mem if m["Bytes"] > 0]
+    frees = [m for m in mem if m["Bytes"] < 0]
+    nbytes = 256 * 256 * 4
+    assert [m["Bytes"] for m in allocs][:2] == [nbytes, nbytes]  # b, then c
+    # Balanced: everything allocated in the region is freed there, each block once, by address.
+    assert sum(m["Bytes"] for m in mem) == 0
+    assert sorted((m["Addr"], m["Bytes"]) for m in allocs) == sorted(
+        (m["Addr"], -m["Bytes"]) for m in frees
+    )
+    # The totals after each event follow the events.
+    total = base
+    for m in mem:
+        total += m["Bytes"]
+        assert m["Total Allocated"] == total
+        assert m["Total Reserved"] >= m["Total Allocated"]
+    avg = {e.key: e for e in prof.key_averages()}
+    assert avg["aten::mm"].device_memory_usage == nbytes
+    assert avg["aten::clamp_min"].device_memory_usage == nbytes
