@@ -55,6 +55,7 @@ from .memory import (  # noqa: E402
     memory_allocated,
     memory_reserved,
     memory_stats,
+    memory_summary,
     reset_accumulated_memory_stats,
     reset_peak_memory_stats,
 )
@@ -185,6 +186,7 @@ __all__ = [
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
+    "memory_summary",
     "mem_get_info",
     "profiler",
     "random",
