@@ -461,3 +461,21 @@ def test_profile_memory_reports_device_allocations_and_frees(tmp_path):
     avg = {e.key: e for e in prof.key_averages()}
     assert avg["aten::mm"].device_memory_usage == nbytes
     assert avg["aten::clamp_min"].device_memory_usage == nbytes
+
+
+def test_autograd_profiler_use_device_gives_device_time():
+    a = torch.randn(512, 512, device=DEVICE)
+    (a @ a).sum()
+    sync_all()
+    times = {}
+    for use_kineto in (True, False):
+        with torch.autograd.profiler.profile(use_device="ocl", use_kineto=use_kineto) as prof:
+            t0 = time.perf_counter()
+            (a @ a).sum()
+            sync_all()
+            wall_us = (time.perf_counter() - t0) * 1e6
+        mm = next(e for e in prof.key_averages() if e.key == "aten::mm")
+        assert 0 < mm.device_time_total <= wall_us, (use_kineto, mm.device_time_total, wall_us)
+        times[use_kineto] = mm.device_time_total
+    # The legacy path (markers around each op) brackets the same kernel the default path times.
+    assert times[False] >= 0.5 * times[True]
