@@ -2,6 +2,7 @@
 #include "profiler/Tracer.h"
 
 #include <c10/util/ApproximateClock.h>
+#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <array>
@@ -375,7 +376,9 @@ std::vector<Activity> drain(std::vector<std::string>* errors) {
   if (pending.empty()) return out;
   if (in_bad_fork()) {
     // The events belong to the parent's OpenCL state: neither read nor release them.
-    if (errors) errors->push_back("torch-ocl: device activity recorded before fork() is dropped");
+    static const std::string kDropped =
+        "torch-ocl: device activity recorded before fork() is dropped";
+    if (errors) errors->push_back(kDropped);
     return out;
   }
   // Device timestamps of each command (the shares of a batch follow their first).

@@ -10,6 +10,7 @@ waits.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -479,3 +480,44 @@ def test_autograd_profiler_use_device_gives_device_time():
         times[use_kineto] = mm.device_time_total
     # The legacy path (markers around each op) brackets the same kernel the default path times.
     assert times[False] >= 0.5 * times[True]
+
+
+def test_nested_profiles_leave_the_device_usable():
+    # Kineto runs one trace at a time: the inner profile gets the device activity (the outer one
+    # loses it, and torch warns when it ends); the device and later profiles keep working.
+    a = torch.randn(64, 64, device=DEVICE)
+    (a @ a).sum()
+    sync_all()
+    with profile(activities=ACTIVITIES):
+        with profile(activities=ACTIVITIES) as inner:
+            (a @ a).sum()
+            sync_all()
+    kernels = [e for e in inner.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+    assert [e.name.split("[")[0] for e in kernels].count("mm") == 1
+    assert not torch.ocl.profiler.is_recording()
+    with profile(activities=ACTIVITIES) as after:
+        (a @ a).sum()
+        sync_all()
+    assert [e.name for e in after.events() if e.name.startswith("mm[")] == ["mm[float]"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_while_profiling():
+    a = torch.randn(64, 64, device=DEVICE)
+    (a @ a).sum()
+    sync_all()
+    with profile(activities=ACTIVITIES) as prof:
+        (a @ a).sum()
+        pid = os.fork()
+        if pid == 0:  # the child: ocl refuses to run, with its fork message
+            try:
+                torch.randn(4, device=DEVICE)
+                os._exit(3)
+            except Exception as e:  # noqa: BLE001
+                os._exit(0 if "fork" in str(e) else 4)
+        _, status = os.waitpid(pid, 0)
+        (a @ a).sum()
+        sync_all()
+    assert os.waitstatus_to_exitcode(status) == 0
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+    assert [e.name.split("[")[0] for e in kernels].count("mm") == 2
