@@ -50,6 +50,7 @@ from ocl_testing import (  # noqa: E402, F401  (re-exported for the test modules
 OPS_DIR = TESTS_DIR / "ops"
 RUNTIME_DIR = TESTS_DIR / "runtime"
 MODELS_DIR = TESTS_DIR / "models"
+PROFILER_DIR = TESTS_DIR / "profiler"
 
 
 def pytest_configure(config):
@@ -68,7 +69,8 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="no OpenCL device: " + torch.ocl.why_unavailable())
     for item in items:
-        in_suite = any(_under(item.fspath, d) for d in (OPS_DIR, RUNTIME_DIR, MODELS_DIR))
+        suites = (OPS_DIR, RUNTIME_DIR, MODELS_DIR, PROFILER_DIR)
+        in_suite = any(_under(item.fspath, d) for d in suites)
         if in_suite and item.get_closest_marker("no_device") is None:
             item.add_marker(skip)
 

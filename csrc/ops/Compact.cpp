@@ -20,6 +20,7 @@
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
+#include "profiler/Record.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
@@ -79,9 +80,12 @@ std::pair<at::Tensor, int64_t> offsets_of(const at::Tensor& flags, const Plan& p
   at::Tensor host = at::empty({p.groups}, counts.options().device(at::kCPU));
   const BufferRef b = buffer_of(counts);
   cl_command_queue q = current_queue(p.device);
-  host_wait(op);
+  HostWait wait(op);
+  profiler::Recorder rec;
   OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, counts.nbytes(), host.data_ptr(),
-                                     0, nullptr, nullptr));
+                                     0, nullptr, rec.event()));
+  rec.copy(profiler::CommandKind::kCopyD2H, p.device, current_stream(p.device).id(),
+           counts.nbytes());
   check_device_errors(current_stream(p.device));
   int64_t* v = host.data_ptr<int64_t>();
   int64_t total = 0;

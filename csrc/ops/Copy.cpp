@@ -14,8 +14,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "ops/Elementwise.h"
+#include "profiler/Record.h"
 #include "runtime/Allocator.h"
 #include "runtime/DeviceError.h"
 #include "runtime/HostAllocator.h"
@@ -36,19 +38,23 @@ void write_async(const at::Tensor& dst, const void* src, size_t nbytes, bool src
   BufferRef b = buffer_of(dst);
   cl_command_queue q = current_queue(dst.device().index());
   cl_event done = nullptr;
+  const int device = dst.device().index();
+  profiler::Recorder rec;
   if (src_pinned) {
-    OCL_CHECK(
-        cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, src, 0, nullptr, &done));
+    OCL_CHECK(cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, src, 0, nullptr,
+                                        rec.event(&done)));
+    rec.copy(profiler::CommandKind::kCopyH2D, device, current_stream(device).id(), nbytes);
     record_host_use(src, done);
   } else {
     void* staging = std::malloc(nbytes);
     TORCH_CHECK_WITH(OutOfMemoryError, staging, "torch-ocl: out of host memory staging a ", nbytes,
                      "-byte copy");
     std::memcpy(staging, src, nbytes);
-    const cl_int err =
-        cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, staging, 0, nullptr, &done);
+    const cl_int err = cl().clEnqueueWriteBuffer(q, b.mem, CL_FALSE, b.offset, nbytes, staging, 0,
+                                                 nullptr, rec.event(&done));
     if (err != CL_SUCCESS) std::free(staging);
     OCL_CHECK(err);
+    rec.copy(profiler::CommandKind::kCopyH2D, device, current_stream(device).id(), nbytes);
     OCL_CHECK(cl().clSetEventCallback(done, CL_COMPLETE, &free_staging, staging));
   }
   flush(q);
@@ -60,10 +66,14 @@ void read(const at::Tensor& src, void* dst, size_t nbytes, bool non_blocking) {
   BufferRef b = buffer_of(src);
   cl_command_queue q = current_queue(src.device().index());
   const bool async = non_blocking && is_pinned(dst);
-  if (!async) host_wait("copying an ocl tensor to the CPU (.cpu(), .item(), .tolist(), print)");
+  std::optional<HostWait> wait;
+  if (!async) wait.emplace("copying an ocl tensor to the CPU (.cpu(), .item(), .tolist(), print)");
   cl_event done = nullptr;
+  const int device = src.device().index();
+  profiler::Recorder rec;
   OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, async ? CL_FALSE : CL_TRUE, b.offset, nbytes, dst, 0,
-                                     nullptr, async ? &done : nullptr));
+                                     nullptr, rec.event(async ? &done : nullptr)));
+  rec.copy(profiler::CommandKind::kCopyD2H, device, current_stream(device).id(), nbytes);
   if (async) {
     flush(q);
     record_host_use(dst, done);
@@ -83,9 +93,12 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
     // The CPU's error for x[1:] = x[:-1] (clEnqueueCopyBuffer would fail with
     // CL_MEM_COPY_OVERLAP); the TensorIterator below checks the other layouts the same way.
     at::assert_no_partial_overlap(dst, src);
-    cl_command_queue q = current_queue(dst.device().index());
+    const int device = dst.device().index();
+    cl_command_queue q = current_queue(device);
+    profiler::Recorder rec;
     OCL_CHECK(cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, dst.nbytes(), 0,
-                                       nullptr, nullptr));
+                                       nullptr, rec.event()));
+    rec.copy(profiler::CommandKind::kCopyD2D, device, current_stream(device).id(), dst.nbytes());
     note_enqueued(q);
     return;
   }
@@ -194,9 +207,12 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   if (src.is_neg()) src = src.resolve_neg();
   BufferRef b = buffer_of(src);
   cl_command_queue q = current_queue(self.device().index());
-  host_wait("Tensor.item() / _local_scalar_dense");
+  HostWait wait("Tensor.item() / _local_scalar_dense");
+  const int device = self.device().index();
+  profiler::Recorder rec;
   OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, self.itemsize(), host.data_ptr(),
-                                     0, nullptr, nullptr));
+                                     0, nullptr, rec.event()));
+  rec.copy(profiler::CommandKind::kCopyD2H, device, current_stream(device).id(), self.itemsize());
   check_device_errors(current_stream(self.device().index()));
   return host.item();
 }

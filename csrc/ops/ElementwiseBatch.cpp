@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "ops/ElementwiseOps.h"
+#include "profiler/Record.h"
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceProfile.h"
@@ -61,6 +63,10 @@ struct Pending {
   int nslots = 0;
   cl_mem slots[kSlots] = {};
   BatchList list{};
+  // torch.profiler: the op that recorded each entry (its correlation id when it was recorded,
+  // 0 when not profiling), so that the launch's time is attributed to those ops, not to the op
+  // that happens to flush the batch.
+  profiler::BatchPart parts[kBatchMax] = {};
 };
 
 struct DeviceBatches {
@@ -155,7 +161,11 @@ void flush_locked(int device, int64_t stream_id, Pending& p) {
                       stream_id);
   cl_command_queue q = raw_queue_of(s);
   const size_t size = db.local_size;
-  OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k, 1, nullptr, &size, &size, 0, nullptr, nullptr));
+  profiler::BatchPart parts[kBatchMax];
+  std::copy(p.parts, p.parts + list.count, parts);
+  profiler::Recorder rec;
+  OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k, 1, nullptr, &size, &size, 0, nullptr, rec.event()));
+  rec.batch(device, stream_id, k, 1, &size, &size, parts, list.count);
   note_enqueued(q);
   ++g_launches;
 }
@@ -225,6 +235,7 @@ bool batch_record(int device, EwId op, at::ScalarType t, int64_t n, const Buffer
   o.p0 = p0;
   o.p1 = p1;
   o.bv = bv;
+  p.parts[p.list.count - 1] = {profiler::current_correlation(), ew_op(op).name};
   ++g_ops;
   if (p.list.count == kBatchMax) {
     flush_locked(device, stream_id, p);

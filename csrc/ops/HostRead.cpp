@@ -3,6 +3,7 @@
 
 #include <c10/core/DeviceGuard.h>
 
+#include "profiler/Record.h"
 #include "runtime/Allocator.h"
 #include "runtime/DeviceError.h"
 #include "runtime/OclApi.h"
@@ -19,9 +20,12 @@ std::vector<int64_t> read_longs(const at::Tensor& t, const char* why) {
   const int device = t.device().index();
   const BufferRef b = buffer_of(t);
   cl_command_queue q = current_queue(device);
-  host_wait(why);
+  HostWait wait(why);
+  profiler::Recorder rec;
   OCL_CHECK(cl().clEnqueueReadBuffer(q, b.mem, CL_TRUE, b.offset, host.size() * sizeof(int64_t),
-                                     host.data(), 0, nullptr, nullptr));
+                                     host.data(), 0, nullptr, rec.event()));
+  rec.copy(profiler::CommandKind::kCopyD2H, device, current_stream(device).id(),
+           host.size() * sizeof(int64_t));
   check_device_errors(current_stream(device));
   return host;
 }

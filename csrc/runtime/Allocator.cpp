@@ -13,6 +13,8 @@
 #include <set>
 #include <unordered_set>
 
+#include "profiler/MemoryHistory.h"
+#include "profiler/Record.h"
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAddress.h"
@@ -50,6 +52,7 @@ struct Segment {
   cl_mem mem = nullptr;
   uint64_t base = 0;
   size_t size = 0;
+  Block* first = nullptr;  // the block at offset 0 (the others follow through next)
 };
 
 struct BlockLess {
@@ -89,6 +92,8 @@ size_t round_size(size_t n) { return n < kRound ? kRound : (n + kRound - 1) / kR
 
 void release_segment(DeviceState& st, Segment* seg) {
   batch_flush_all();  // a pending batch may name this buffer
+  profiler::note_memory(profiler::MemoryAction::kSegmentFree, seg->device, seg->base, seg->size,
+                        0);
   st.segments.erase(seg->base);
   st.reserved_bytes.sub(seg->size);
   st.segments_count.sub(1);
@@ -129,6 +134,7 @@ void insert_free(DeviceState& st, Block* b) {
     b->size += n->size;
     delete n;
   }
+  if (b->offset == 0) b->seg->first = b;
   pool.insert(b);
 }
 
@@ -155,6 +161,9 @@ void process_pending(DeviceState& st) {
 [[noreturn]] void raise_oom(int device, DeviceState& st, size_t size, const std::string& why) {
   st.num_ooms++;
   const DeviceInfo& info = device_info(device);
+  const auto reserved = static_cast<uint64_t>(st.reserved_bytes.current);
+  profiler::note_memory(profiler::MemoryAction::kOom, device,
+                        info.global_mem > reserved ? info.global_mem - reserved : 0, size, 0);
   TORCH_CHECK_WITH(OutOfMemoryError, false, "torch-ocl: out of memory on ocl:", device, " (",
                    info.name, "): tried to allocate ", size, " bytes; ", why, ". ",
                    st.allocated_bytes.current, " bytes are allocated by tensors and ",
@@ -198,6 +207,7 @@ Segment* create_segment(int device, DeviceState& st, size_t size) {
       st.segments[seg->base] = seg;
       st.reserved_bytes.add(size);
       st.segments_count.add(1);
+      profiler::note_memory(profiler::MemoryAction::kSegmentAlloc, device, seg->base, size, 0);
       return seg;
     }
     if (attempt == 0) {
@@ -237,6 +247,7 @@ Block* allocate_block(int device, size_t requested, int stream) {
     b->size = seg_size;
     b->stream = stream;
     b->small = small;
+    seg->first = b;
   }
   const size_t remaining = b->size - size;
   if ((small && remaining >= kRound) || (!small && remaining > kMinLargeSplit)) {
@@ -267,6 +278,19 @@ Block* allocate_block(int device, size_t requested, int stream) {
 // leaked (kept out of every pool, so it is never reused; its segment stays reserved).
 
 std::atomic<int> g_injected_free_failures{0};  // test hook: inject_free_failures()
+
+// torch.profiler(profile_memory=True) and its memory timeline see each allocation (size > 0)
+// and free (size < 0) with the device's totals after it; a no-op unless a profiler listens on
+// this thread. Called with the allocator's lock held, so that reports of one address stay in
+// order (a free before the reuse of its block).
+void report_to_profiler(void* addr, int64_t size, const DeviceState& st, int device) noexcept {
+  try {
+    c10::reportMemoryUsageToProfiler(addr, size, static_cast<size_t>(st.allocated_bytes.current),
+                                     static_cast<size_t>(st.reserved_bytes.current),
+                                     c10::Device(c10::DeviceType::PrivateUse1, device));
+  } catch (...) {
+  }
+}
 
 void report_free_failure(const std::exception* e) noexcept {
   static std::atomic<bool> reported{false};
@@ -319,12 +343,17 @@ void mark_other_streams(Block* b) {
 
 void free_block(Block* b) noexcept {
   try {
+    profiler::MemoryContext context;  // the stack, for _record_memory_history (before the lock)
     std::lock_guard<std::recursive_mutex> lock(g_mutex);
     DeviceState& st = g_state[b->seg->device];
     b->allocated = false;
     st.allocated_bytes.sub(b->size);
     st.requested_bytes.sub(b->requested);
     st.active.sub(1);
+    report_to_profiler(reinterpret_cast<void*>(b->seg->base + b->offset),
+                       -static_cast<int64_t>(b->size), st, b->seg->device);
+    profiler::note_memory(profiler::MemoryAction::kFree, b->seg->device,
+                          b->seg->base + b->offset, b->size, b->stream);
     try {
       if (!b->other_streams.empty() && !in_bad_fork()) {
         mark_other_streams(b);
@@ -371,9 +400,14 @@ struct OclAllocator final : public c10::DeviceAllocator {
     TORCH_CHECK(device < kMaxDevices, "torch-ocl: the allocator handles ocl:0 to ocl:",
                 kMaxDevices - 1, ", not ocl:", device);
     const int stream = static_cast<int>(current_stream(device).id());
+    profiler::MemoryContext context;  // the stack, for _record_memory_history (before the lock)
     std::lock_guard<std::recursive_mutex> lock(g_mutex);
     Block* b = allocate_block(device, n, stream);
     void* addr = reinterpret_cast<void*>(b->seg->base + b->offset);
+    const DeviceState& st = g_state[device];
+    report_to_profiler(addr, static_cast<int64_t>(b->size), st, device);
+    profiler::note_memory(profiler::MemoryAction::kAlloc, device, b->seg->base + b->offset,
+                          b->size, stream);
     return {addr, b, &delete_block, dev};
   }
 
@@ -382,9 +416,12 @@ struct OclAllocator final : public c10::DeviceAllocator {
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     if (count == 0) return;
     BufferRef d = buffer_at(dest), s = buffer_at(src);
-    cl_command_queue q = current_queue();
-    OCL_CHECK(
-        cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr, nullptr));
+    const int device = current_device();
+    cl_command_queue q = current_queue(device);
+    profiler::Recorder rec;
+    OCL_CHECK(cl().clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset, d.offset, count, 0, nullptr,
+                                       rec.event()));
+    rec.copy(profiler::CommandKind::kCopyD2D, device, current_stream(device).id(), count);
     note_enqueued(q);
   }
 };
@@ -454,8 +491,11 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
     const BufferRef src = buffer_at(storage.data());
     const BufferRef dst = buffer_at(fresh.get());
     cl_command_queue q = current_queue(device.index());
+    profiler::Recorder rec;
     OCL_CHECK(cl().clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, keep, 0,
-                                       nullptr, nullptr));
+                                       nullptr, rec.event()));
+    rec.copy(profiler::CommandKind::kCopyD2D, device.index(), current_stream(device.index()).id(),
+             keep);
     note_enqueued(q);
   }
   const_cast<c10::Storage&>(storage).set_data_ptr_noswap(std::move(fresh));
@@ -463,6 +503,28 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
 }
 
 void inject_free_failures(int count) { g_injected_free_failures.store(count); }
+
+std::vector<SegmentView> allocator_segments() {
+  std::vector<SegmentView> out;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  for (int device = 0; device < kMaxDevices; ++device) {
+    const DeviceState& st = g_state[device];
+    for (const auto& [base, seg] : st.segments) {
+      SegmentView v;
+      v.device = device;
+      v.address = base;
+      v.size = seg->size;
+      for (const Block* b = seg->first; b; b = b->next) {
+        v.stream = b->stream;
+        v.small = b->small;
+        v.blocks.push_back({seg->base + b->offset, b->size, b->requested, b->allocated,
+                            !b->allocated && !b->pending.empty()});
+      }
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
 
 std::vector<std::pair<std::string, int64_t>> memory_stats(int device) {
   device_info(device);

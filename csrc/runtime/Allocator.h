@@ -62,4 +62,18 @@ void reset_peak_memory_stats(int device);
 void reset_accumulated_memory_stats(int device);
 void empty_cache();
 
+// The allocator's segments and their blocks, in address order (torch.ocl.memory._snapshot()).
+struct BlockView {
+  uint64_t address = 0, size = 0, requested = 0;
+  bool allocated = false, pending_free = false;
+};
+struct SegmentView {
+  int device = 0;
+  uint64_t address = 0, size = 0;
+  int stream = 0;
+  bool small = false;
+  std::vector<BlockView> blocks;
+};
+std::vector<SegmentView> allocator_segments();
+
 }  // namespace torch_ocl

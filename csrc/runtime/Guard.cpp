@@ -109,7 +109,7 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void synchronizeEvent(void* event) const override {
     auto* e = static_cast<OclEvent*>(event);
     if (!e || !e->event) return;
-    host_wait("Event.synchronize()");
+    HostWait wait("Event.synchronize()");
     OCL_CHECK(cl().clWaitForEvents(1, &e->event));
   }
   void synchronizeDevice(const c10::DeviceIndex device_index) const override {
@@ -126,7 +126,7 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
                 "torch-ocl: both events must be created with enable_timing=True to measure "
                 "elapsed time.");
     cl_event evs[2] = {a->event, b->event};
-    host_wait("Event.elapsed_time()");
+    HostWait wait("Event.elapsed_time()");
     OCL_CHECK(cl().clWaitForEvents(2, evs));
     cl_ulong t0 = 0, t1 = 0;
     OCL_CHECK(

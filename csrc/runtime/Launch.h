@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "profiler/Record.h"
 #include "runtime/Allocator.h"
 #include "runtime/DeviceProfile.h"
 #include "runtime/OclApi.h"
@@ -43,7 +44,10 @@ class KernelLaunch {
   void enqueue(int device, cl_uint dims, const size_t* global, const size_t* local,
                cl_event* event = nullptr) {
     cl_command_queue q = current_queue(device);
-    OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr, event));
+    profiler::Recorder rec;  // torch.profiler's device activity (profiler/Record.h)
+    OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr,
+                                          rec.event(event)));
+    if (rec.on()) rec.kernel(device, current_stream(device).id(), k_, dims, global, local);
     note_enqueued(q);
   }
   // `local` beyond the device's work-group limit becomes the largest power of two within it

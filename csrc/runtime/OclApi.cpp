@@ -48,6 +48,8 @@ const ClApi* try_load_cl_api(std::string* error) {
   if (!g_api.name) missing += std::string(missing.empty() ? "" : ", ") + #name;
       TORCH_OCL_CL_FUNCTIONS(TORCH_OCL_RESOLVE)
 #undef TORCH_OCL_RESOLVE
+      g_api.clGetDeviceAndHostTimer = reinterpret_cast<GetDeviceAndHostTimerFn>(
+          library_symbol(handle, "clGetDeviceAndHostTimer"));
       if (missing.empty()) {
         g_loaded = true;
         g_ready.store(&g_api, std::memory_order_release);

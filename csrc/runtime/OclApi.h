@@ -29,6 +29,7 @@ namespace torch_ocl {
   X(clReleaseKernel)              \
   X(clSetKernelArg)               \
   X(clGetKernelWorkGroupInfo)     \
+  X(clGetKernelInfo)              \
   X(clEnqueueNDRangeKernel)       \
   X(clEnqueueReadBuffer)          \
   X(clEnqueueWriteBuffer)         \
@@ -46,10 +47,17 @@ namespace torch_ocl {
   X(clRetainEvent)                \
   X(clReleaseEvent)
 
+// OpenCL 2.1's clGetDeviceAndHostTimer, declared here because the headers are used at 1.2.
+using GetDeviceAndHostTimerFn = cl_int(CL_API_CALL*)(cl_device_id device,
+                                                     cl_ulong* device_timestamp,
+                                                     cl_ulong* host_timestamp);
+
 struct ClApi {
 #define TORCH_OCL_DECLARE(name) decltype(&::name) name = nullptr;
   TORCH_OCL_CL_FUNCTIONS(TORCH_OCL_DECLARE)
 #undef TORCH_OCL_DECLARE
+  // Optional: nullptr when the loader lacks it (the device may still refuse it).
+  GetDeviceAndHostTimerFn clGetDeviceAndHostTimer = nullptr;
 };
 
 // Path of the loader to use; set by the Python package before first use (pyopencl's loader,

@@ -173,7 +173,7 @@ void mark_finished(int device, size_t index, uint64_t gen) {
 void synchronize_stream(c10::Stream s, const char* why) {
   cl_command_queue q = queue_of(s);
   const uint64_t gen = g_queues[s.device_index()].state[s.id()].gen.load();
-  host_wait(why);
+  HostWait wait(why);
   OCL_CHECK(cl().clFinish(q));
   mark_finished(s.device_index(), static_cast<size_t>(s.id()), gen);
   check_device_errors(s);
@@ -181,7 +181,7 @@ void synchronize_stream(c10::Stream s, const char* why) {
 
 void synchronize_device(int device, const char* why) {
   device_info(device);
-  host_wait(why);
+  HostWait wait(why);
   DeviceQueues& dq = g_queues[device];
   for (size_t i = 0; i < dq.queues.size(); ++i) {
     batch_flush(device, static_cast<int64_t>(i));  // creates the queue if only a batch used it

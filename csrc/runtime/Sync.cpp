@@ -1,8 +1,11 @@
 #include "runtime/Sync.h"
 
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <string>
+#include <unordered_map>
 
 namespace torch_ocl {
 namespace {
@@ -32,5 +35,20 @@ void host_wait(const char* why) {
 }
 
 int64_t host_wait_count() { return g_waits.load(std::memory_order_relaxed); }
+
+HostWait::HostWait(const char* why) {
+  host_wait(why);
+  // User scope: the wait is not an op, and the commands of the op that waits (its read) stay
+  // correlated with that op rather than with this event.
+  auto callbacks = at::getStepCallbacksUnlessEmpty(at::RecordScope::USER_SCOPE);
+  if (!callbacks) return;
+  event_ = new at::RecordFunction(std::move(*callbacks));
+  if (event_->isActive()) {
+    const std::unordered_map<std::string, c10::IValue> kwargs{{"reason", c10::IValue(why)}};
+    event_->before("ocl::host_wait", &kwargs);
+  }
+}
+
+HostWait::~HostWait() { delete event_; }
 
 }  // namespace torch_ocl

@@ -18,7 +18,7 @@ from ._version import __version__
 
 _native.load()
 
-from . import amp, memory, random, streams, tuning  # noqa: E402
+from . import amp, memory, profiler, random, streams, tuning  # noqa: E402
 from ._compile import NoInductorCodegen  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
@@ -55,6 +55,7 @@ from .memory import (  # noqa: E402
     memory_allocated,
     memory_reserved,
     memory_stats,
+    memory_summary,
     reset_accumulated_memory_stats,
     reset_peak_memory_stats,
 )
@@ -185,7 +186,9 @@ __all__ = [
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
+    "memory_summary",
     "mem_get_info",
+    "profiler",
     "random",
     "reset_accumulated_memory_stats",
     "reset_fallback_counts",
