@@ -78,7 +78,7 @@ def run_arg(ctx, queue, build, tag, op, flat, M, K, in_off, sm, sk, values=True,
     u64, i64 = np.uint64, np.int64
     cl.Kernel(prg, "arg_reduce")(
         queue, (M * lws,), (lws,), u64(M), u64(K), in_buf, u64(in_off), i64(sm), i64(sk),
-        idx_buf, u64(idx_off), val_buf, u64(val_off),
+        idx_buf, u64(idx_off), val_buf, u64(val_off), u64(1), u64(K), idx_buf, u64(0),
     )  # fmt: skip
     idx = np.empty_like(idx_fill)
     val = np.empty_like(val_fill)
@@ -260,5 +260,40 @@ def test_integer_limits(ctx, queue, build):
 def test_source_states_geometry_and_options():
     src = (pathlib.Path(__file__).resolve().parents[2] / "kernels" / "argreduce.cl").read_text()
     head = src.split("#ifndef LWS")[0]
-    assert "global = {M*LWS}, local = {LWS}" in head
-    assert "WITH_VALUES" in head and "first NaN" in head
+    assert "global = {M*G*LWS}, local = {LWS}" in head
+    assert "WITH_VALUES" in head and "first NaN" in head and "-DPARTS" in head
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("G", [2, 5])
+def test_split_rows_and_parts_pass(ctx, queue, build, rng, op, G):
+    """Rows split among G work-groups (value, index partials built WITH_VALUES), then the -DPARTS
+    pass over them: the first index of the extreme and the first NaN win across chunks."""
+    M, K, lws = 3, 1001, HOST_LWS
+    data = rng.standard_normal((M, K)).astype(np.float32)
+    data[0, [7, 900]] = 50.0 if op == "max" else -50.0  # a tie in different chunks
+    data[1, [600, 20]] = np.nan  # the first NaN is in the first chunk
+    data[2, :] = 1.0  # all equal: index 0
+    chunk = (K + G - 1) // G
+    u64, i64 = np.uint64, np.int64
+    base = ["-DIN_T=float", f"-DOP_ARG{op.upper()}", f"-DLWS={lws}"]
+    part = build("argreduce", base + ["-DWITH_VALUES"])
+    final = build("argreduce", base + ["-DWITH_VALUES", "-DPARTS"])
+    in_buf = buffer(ctx, data.ravel())
+    pidx, pval = buffer(ctx, np.zeros(M * G, np.int64)), buffer(ctx, np.zeros(M * G, np.float32))
+    cl.Kernel(part, "arg_reduce")(
+        queue, (M * G * lws,), (lws,), u64(M), u64(K), in_buf, u64(0), i64(K), i64(1),
+        pidx, u64(0), pval, u64(0), u64(G), u64(chunk), pidx, u64(0),
+    )  # fmt: skip
+    idx, val = buffer(ctx, np.zeros(M, np.int64)), buffer(ctx, np.zeros(M, np.float32))
+    cl.Kernel(final, "arg_reduce")(
+        queue, (M * lws,), (lws,), u64(M), u64(G), pval, u64(0), i64(G), i64(1),
+        idx, u64(0), val, u64(0), u64(1), u64(G), pidx, u64(0),
+    )  # fmt: skip
+    got_i, got_v = np.zeros(M, np.int64), np.zeros(M, np.float32)
+    cl.enqueue_copy(queue, got_i, idx)
+    cl.enqueue_copy(queue, got_v, val)
+    queue.finish()
+    want = [7, 20, 0]
+    np.testing.assert_array_equal(got_i, want)
+    assert got_v[0] == data[0, 7] and np.isnan(got_v[1]) and got_v[2] == 1.0

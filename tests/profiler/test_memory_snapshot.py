@@ -17,6 +17,7 @@ NBYTES = 1000 * 1000 * 4
 @pytest.fixture
 def history():
     torch.ocl.synchronize()
+    torch.ocl.empty_cache()  # cached free segments of earlier tests in this process go
     torch.ocl.memory._record_memory_history(max_entries=100000)
     yield
     torch.ocl.memory._record_memory_history(enabled=None)
@@ -29,6 +30,9 @@ def allocate_here():
 def test_snapshot_matches_the_allocator_and_the_program(history, tmp_path):
     kept = allocate_here()
     dropped = allocate_here()
+    # Larger than the free space any segment that earlier tests in this process left (with live
+    # blocks) can have: a segment allocation of its own, which the visualiser names cudaMalloc.
+    fresh = torch.empty((256 << 20) + 4096, dtype=torch.uint8, device=DEVICE)
     dropped_addr = dropped.data_ptr()
     del dropped
     with pytest.raises(torch.OutOfMemoryError):
@@ -83,6 +87,7 @@ def test_snapshot_matches_the_allocator_and_the_program(history, tmp_path):
     assert "segments:" in _memory_viz.segsum(loaded)
     assert "allocate_here" not in _memory_viz.segsum(loaded)  # segsum shows no stacks
     assert "cudaMalloc" in _memory_viz.trace(loaded)  # its names for a segment allocation
+    del fresh
     for plot in (_memory_viz.segment_plot, _memory_viz.trace_plot):
         html = plot(loaded)
         assert "snapshot.pickle" in html and len(html) > 1000
