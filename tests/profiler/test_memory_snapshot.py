@@ -4,6 +4,7 @@ memory visualiser functions (torch.cuda._memory_viz reads the format, not the de
 
 from __future__ import annotations
 
+import gc
 import pickle
 
 import pytest
@@ -16,11 +17,19 @@ NBYTES = 1000 * 1000 * 4
 
 @pytest.fixture
 def history():
+    # Tensors of earlier tests in this process that only the garbage collector frees would be
+    # freed at any moment (between the snapshot and memory_allocated()): collect them first and
+    # keep the collector off while the test compares.
+    gc.collect()
+    gc.disable()
     torch.ocl.synchronize()
     torch.ocl.empty_cache()  # cached free segments of earlier tests in this process go
     torch.ocl.memory._record_memory_history(max_entries=100000)
-    yield
-    torch.ocl.memory._record_memory_history(enabled=None)
+    try:
+        yield
+    finally:
+        torch.ocl.memory._record_memory_history(enabled=None)
+        gc.enable()
 
 
 def allocate_here():
