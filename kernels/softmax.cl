@@ -44,10 +44,20 @@ inline void online_merge(ACC* m, ACC* s, ACC mb, ACC sb) {
     *m = *s = ma + mb;  // NaN
     return;
   }
-  const ACC mx = ma >= mb ? ma : mb;
-  if (mx == -INFINITY) return;  // both empty or all -inf: s = 0
-  *s = *s * exp(ma - mx) + sb * exp(mb - mx);
-  *m = mx;
+  // An empty side (no elements, or all -inf: s = 0) adds nothing and costs no exp(): work-items
+  // past a short row's end are most of the tree on CPU devices.
+  if (mb == -INFINITY) return;
+  if (ma == -INFINITY) {
+    *m = mb;
+    *s = sb;
+    return;
+  }
+  if (ma >= mb) {
+    *s += sb * exp(mb - ma);  // NaN for two +inf maxima, as exp(x - max) is
+  } else {
+    *s = *s * exp(ma - mb) + sb;
+    *m = mb;
+  }
 }
 
 // Group-wide online_merge of every work-item's (m, s); every item gets the result.
