@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/ColumnSplit.h"
 #include "ops/KernelTypes.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceProfile.h"
@@ -162,16 +163,10 @@ ChannelTiles channel_tiles(int device, const Shape& s, const View& x, const View
   ct.nq = static_cast<uint64_t>(s.N * s.S);
   ct.xq = s.S == 1 ? x.sN : x.sS;
   ct.dyq = s.S == 1 ? dy.sN : dy.sS;
-  // Rows split among work-groups until reduce_fill_groups fill the device, each row of
-  // work-items keeping 8 rows or more.
-  const uint64_t groups_x = (static_cast<uint64_t>(s.C) + ct.tx - 1) / ct.tx;
-  const uint64_t fill = static_cast<uint64_t>(prof.reduce_fill_groups);
-  uint64_t gs = groups_x < fill ? std::min((fill + groups_x - 1) / groups_x,
-                                           (ct.nq + 8 * ct.ty - 1) / (8 * ct.ty))
-                                : 1;
-  gs = std::max<uint64_t>(gs, 1);
-  ct.qchunk = std::max<uint64_t>((ct.nq + gs - 1) / gs, 1);
-  ct.groups = std::max<uint64_t>((ct.nq + ct.qchunk - 1) / ct.qchunk, 1);
+  const ColumnSplit split =
+      column_split(prof, (static_cast<uint64_t>(s.C) + ct.tx - 1) / ct.tx, ct.nq, ct.ty);
+  ct.groups = split.groups;
+  ct.qchunk = split.chunk;
   return ct;
 }
 

@@ -50,6 +50,7 @@
 #include <bitset>
 #include <cmath>
 
+#include "ops/ColumnSplit.h"
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
 #include "runtime/DeviceProfile.h"
@@ -297,15 +298,8 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
   if (prof.reduce_col_tile > 0 && strided) {
     const size_t tx = std::min<size_t>(static_cast<size_t>(prof.reduce_col_tile), lws256);
     const uint64_t ty = lws256 / tx, groups_x = (M + tx - 1) / tx;
-    // Split the columns until the device is full, each row of work-items keeping 8 elements or
-    // more of its column.
-    uint64_t G = 1;
-    if (groups_x < fill)
-      G = std::min((fill + groups_x - 1) / groups_x, (K + 8 * ty - 1) / (8 * ty));
-    G = std::max<uint64_t>(G, 1);
-    uint64_t chunk = (K + G - 1) / G;
-    chunk = (chunk + ty - 1) / ty * ty;
-    G = chunk == 0 ? 1 : (K + chunk - 1) / chunk;
+    const ColumnSplit split = column_split(prof, groups_x, K, ty);
+    const uint64_t G = split.groups, chunk = split.chunk;
     if (G <= 1) {
       launch_tiles(device, options(in_t, lws256, true), lws256, tx, M, K, in, in_item, p.sm, p.sk,
                    p.K2, p.sk2, dst, out_item, r, scale, acc, 1, std::max<uint64_t>(K, 1), dst,
