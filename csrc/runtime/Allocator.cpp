@@ -52,6 +52,7 @@ struct Segment {
   cl_mem mem = nullptr;
   uint64_t base = 0;
   size_t size = 0;
+  bool small = false;      // of the small pool (2 MiB segments shared by requests up to 1 MiB)
   Block* first = nullptr;  // the block at offset 0 (the others follow through next)
 };
 
@@ -76,14 +77,63 @@ struct Stat {
   }
 };
 
+// A statistic counted for all blocks and apart for each pool, as CUDA's allocator counts it
+// (c10::CachingAllocator::StatType: AGGREGATE, SMALL_POOL, LARGE_POOL).
+struct PoolStat {
+  std::array<Stat, 3> of;
+  void add(bool small, int64_t n) {
+    of[0].add(n);
+    of[small ? 1 : 2].add(n);
+  }
+  void sub(bool small, int64_t n) {
+    of[0].sub(n);
+    of[small ? 1 : 2].sub(n);
+  }
+  const Stat& all() const { return of[0]; }
+};
+
+// The allocator's statistics, with CUDA's names and meanings (torch.cuda.memory_stats):
+// allocation/allocated_bytes: blocks held by tensors; active/active_bytes: those plus freed blocks
+// that wait for other streams (record_stream) before reuse; segment/reserved_bytes: device
+// buffers; inactive_split/inactive_split_bytes: free blocks in partly used segments (the memory
+// empty_cache cannot release); requested_bytes: what tensors asked for, before rounding.
+struct Stats {
+  PoolStat allocation, allocated_bytes, active, active_bytes, segment, reserved_bytes,
+      inactive_split, inactive_split_bytes, requested_bytes;
+  template <class F>
+  void for_each(F&& f) {
+    for (PoolStat* s : {&allocation, &allocated_bytes, &active, &active_bytes, &segment,
+                        &reserved_bytes, &inactive_split, &inactive_split_bytes, &requested_bytes})
+      f(*s);
+  }
+};
+
 struct DeviceState {
   std::set<Block*, BlockLess> small_free, large_free;
   std::map<uint64_t, Segment*> segments;  // by base address
   std::vector<Block*> pending_free;       // waiting for other streams
-  uint64_t next_offset = 0;  // of the next segment in the device's address range
-  Stat allocated_bytes, reserved_bytes, active, segments_count, requested_bytes;
-  int64_t num_alloc_retries = 0, num_ooms = 0;
+  uint64_t next_offset = 0;               // of the next segment in the device's address range
+  Stats stats;
+  int64_t num_alloc_retries = 0, num_ooms = 0, num_device_alloc = 0, num_device_free = 0;
 };
+
+// A free block that is not its whole segment: it keeps the segment from being released.
+bool is_split(const Block* b) { return !(b->offset == 0 && b->size == b->seg->size); }
+
+// Every insertion into and removal from a free pool goes through these two (inactive_split).
+void pool_insert(DeviceState& st, Block* b) {
+  (b->small ? st.small_free : st.large_free).insert(b);
+  if (is_split(b)) {
+    st.stats.inactive_split.add(b->small, 1);
+    st.stats.inactive_split_bytes.add(b->small, static_cast<int64_t>(b->size));
+  }
+}
+void pool_erased(DeviceState& st, const Block* b) {
+  if (is_split(b)) {
+    st.stats.inactive_split.sub(b->small, 1);
+    st.stats.inactive_split_bytes.sub(b->small, static_cast<int64_t>(b->size));
+  }
+}
 
 std::recursive_mutex g_mutex;
 std::array<DeviceState, kMaxDevices> g_state;
@@ -92,11 +142,11 @@ size_t round_size(size_t n) { return n < kRound ? kRound : (n + kRound - 1) / kR
 
 void release_segment(DeviceState& st, Segment* seg) {
   batch_flush_all();  // a pending batch may name this buffer
-  profiler::note_memory(profiler::MemoryAction::kSegmentFree, seg->device, seg->base, seg->size,
-                        0);
+  profiler::note_memory(profiler::MemoryAction::kSegmentFree, seg->device, seg->base, seg->size, 0);
   st.segments.erase(seg->base);
-  st.reserved_bytes.sub(seg->size);
-  st.segments_count.sub(1);
+  st.stats.reserved_bytes.sub(seg->small, static_cast<int64_t>(seg->size));
+  st.stats.segment.sub(seg->small, 1);
+  st.num_device_free++;
   cl().clReleaseMemObject(seg->mem);
   delete seg;
 }
@@ -106,7 +156,7 @@ void release_cached(DeviceState& st) {
   for (auto* pool : {&st.small_free, &st.large_free}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* b = *it;
-      if (b->offset == 0 && b->size == b->seg->size) {
+      if (!is_split(b)) {
         it = pool->erase(it);
         release_segment(st, b->seg);
         delete b;
@@ -123,6 +173,7 @@ void insert_free(DeviceState& st, Block* b) {
   for (Block* n : {b->prev, b->next}) {
     if (!n || n->allocated || !n->pending.empty() || pool.count(n) == 0) continue;
     pool.erase(n);
+    pool_erased(st, n);
     if (n == b->prev) {
       b->offset = n->offset;
       b->prev = n->prev;
@@ -135,7 +186,7 @@ void insert_free(DeviceState& st, Block* b) {
     delete n;
   }
   if (b->offset == 0) b->seg->first = b;
-  pool.insert(b);
+  pool_insert(st, b);
 }
 
 void process_pending(DeviceState& st) {
@@ -154,6 +205,8 @@ void process_pending(DeviceState& st) {
     for (cl_event e : b->pending) cl().clReleaseEvent(e);
     b->pending.clear();
     it = st.pending_free.erase(it);
+    st.stats.active.sub(b->small, 1);
+    st.stats.active_bytes.sub(b->small, static_cast<int64_t>(b->size));
     insert_free(st, b);
   }
 }
@@ -161,19 +214,19 @@ void process_pending(DeviceState& st) {
 [[noreturn]] void raise_oom(int device, DeviceState& st, size_t size, const std::string& why) {
   st.num_ooms++;
   const DeviceInfo& info = device_info(device);
-  const auto reserved = static_cast<uint64_t>(st.reserved_bytes.current);
+  const auto reserved = static_cast<uint64_t>(st.stats.reserved_bytes.all().current);
   profiler::note_memory(profiler::MemoryAction::kOom, device,
                         info.global_mem > reserved ? info.global_mem - reserved : 0, size, 0);
   TORCH_CHECK_WITH(OutOfMemoryError, false, "torch-ocl: out of memory on ocl:", device, " (",
                    info.name, "): tried to allocate ", size, " bytes; ", why, ". ",
-                   st.allocated_bytes.current, " bytes are allocated by tensors and ",
-                   st.reserved_bytes.current, " reserved by the caching allocator of ",
+                   st.stats.allocated_bytes.all().current, " bytes are allocated by tensors and ",
+                   st.stats.reserved_bytes.all().current, " reserved by the caching allocator of ",
                    info.global_mem,
                    " on the device. Free tensors you no longer need, call "
                    "torch.ocl.empty_cache(), or use smaller batches.");
 }
 
-Segment* create_segment(int device, DeviceState& st, size_t size) {
+Segment* create_segment(int device, DeviceState& st, size_t size, bool small) {
   const DeviceInfo& info = device_info(device);
   if (size > info.max_alloc) {
     raise_oom(device, st, size,
@@ -181,7 +234,8 @@ Segment* create_segment(int device, DeviceState& st, size_t size) {
                   " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const bool fits = static_cast<uint64_t>(st.reserved_bytes.current) + size <= info.global_mem;
+    const bool fits =
+        static_cast<uint64_t>(st.stats.reserved_bytes.all().current) + size <= info.global_mem;
     cl_int err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
     cl_mem mem = nullptr;
     if (fits) mem = cl().clCreateBuffer(info.context, CL_MEM_READ_WRITE, size, nullptr, &err);
@@ -202,11 +256,12 @@ Segment* create_segment(int device, DeviceState& st, size_t size) {
         cl().clReleaseMemObject(mem);
         raise_oom(device, st, size, "the device's address range is used up");
       }
-      auto* seg = new Segment{device, mem, device_range_base(device) + st.next_offset, size};
+      auto* seg = new Segment{device, mem, device_range_base(device) + st.next_offset, size, small};
       st.next_offset += range;
       st.segments[seg->base] = seg;
-      st.reserved_bytes.add(size);
-      st.segments_count.add(1);
+      st.stats.reserved_bytes.add(small, static_cast<int64_t>(size));
+      st.stats.segment.add(small, 1);
+      st.num_device_alloc++;
       profiler::note_memory(profiler::MemoryAction::kSegmentAlloc, device, seg->base, size, 0);
       return seg;
     }
@@ -238,10 +293,11 @@ Block* allocate_block(int device, size_t requested, int stream) {
   if (it != pool.end() && (*it)->stream == stream) {
     b = *it;
     pool.erase(it);
+    pool_erased(st, b);
   } else {
     const size_t seg_size =
         small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
-    Segment* seg = create_segment(device, st, seg_size);
+    Segment* seg = create_segment(device, st, seg_size, small);
     b = new Block;
     b->seg = seg;
     b->size = seg_size;
@@ -266,9 +322,12 @@ Block* allocate_block(int device, size_t requested, int stream) {
   }
   b->allocated = true;
   b->requested = requested;
-  st.allocated_bytes.add(b->size);
-  st.requested_bytes.add(requested);
-  st.active.add(1);
+  const auto bytes = static_cast<int64_t>(b->size);
+  st.stats.allocation.add(small, 1);
+  st.stats.allocated_bytes.add(small, bytes);
+  st.stats.active.add(small, 1);
+  st.stats.active_bytes.add(small, bytes);
+  st.stats.requested_bytes.add(small, static_cast<int64_t>(requested));
   return b;
 }
 
@@ -285,8 +344,9 @@ std::atomic<int> g_injected_free_failures{0};  // test hook: inject_free_failure
 // order (a free before the reuse of its block).
 void report_to_profiler(void* addr, int64_t size, const DeviceState& st, int device) noexcept {
   try {
-    c10::reportMemoryUsageToProfiler(addr, size, static_cast<size_t>(st.allocated_bytes.current),
-                                     static_cast<size_t>(st.reserved_bytes.current),
+    c10::reportMemoryUsageToProfiler(addr, size,
+                                     static_cast<size_t>(st.stats.allocated_bytes.all().current),
+                                     static_cast<size_t>(st.stats.reserved_bytes.all().current),
                                      c10::Device(c10::DeviceType::PrivateUse1, device));
   } catch (...) {
   }
@@ -347,20 +407,23 @@ void free_block(Block* b) noexcept {
     std::lock_guard<std::recursive_mutex> lock(g_mutex);
     DeviceState& st = g_state[b->seg->device];
     b->allocated = false;
-    st.allocated_bytes.sub(b->size);
-    st.requested_bytes.sub(b->requested);
-    st.active.sub(1);
+    const auto bytes = static_cast<int64_t>(b->size);
+    st.stats.allocation.sub(b->small, 1);
+    st.stats.allocated_bytes.sub(b->small, bytes);
+    st.stats.requested_bytes.sub(b->small, static_cast<int64_t>(b->requested));
     report_to_profiler(reinterpret_cast<void*>(b->seg->base + b->offset),
                        -static_cast<int64_t>(b->size), st, b->seg->device);
-    profiler::note_memory(profiler::MemoryAction::kFree, b->seg->device,
-                          b->seg->base + b->offset, b->size, b->stream);
+    profiler::note_memory(profiler::MemoryAction::kFree, b->seg->device, b->seg->base + b->offset,
+                          b->size, b->stream);
     try {
       if (!b->other_streams.empty() && !in_bad_fork()) {
         mark_other_streams(b);
         b->other_streams.clear();
-        st.pending_free.push_back(b);
+        st.pending_free.push_back(b);  // still active until the other streams are done
         return;
       }
+      st.stats.active.sub(b->small, 1);
+      st.stats.active_bytes.sub(b->small, bytes);
       insert_free(st, b);
     } catch (const std::exception& e) {
       // The block stays out of every pool (insert_free adds it last): leaked, never reused.
@@ -397,8 +460,9 @@ struct OclAllocator final : public c10::DeviceAllocator {
     const c10::Device dev(c10::DeviceType::PrivateUse1, device);
     if (n == 0) return {nullptr, nullptr, &c10::detail::deleteNothing, dev};
     device_info(device);  // validates availability, index and fork state
-    TORCH_CHECK(device < kMaxDevices, "torch-ocl: the allocator handles ocl:0 to ocl:",
-                kMaxDevices - 1, ", not ocl:", device);
+    TORCH_CHECK(device < kMaxDevices,
+                "torch-ocl: the allocator handles ocl:0 to ocl:", kMaxDevices - 1,
+                ", not ocl:", device);
     const int stream = static_cast<int>(current_stream(device).id());
     profiler::MemoryContext context;  // the stack, for _record_memory_history (before the lock)
     std::lock_guard<std::recursive_mutex> lock(g_mutex);
@@ -406,8 +470,8 @@ struct OclAllocator final : public c10::DeviceAllocator {
     void* addr = reinterpret_cast<void*>(b->seg->base + b->offset);
     const DeviceState& st = g_state[device];
     report_to_profiler(addr, static_cast<int64_t>(b->size), st, device);
-    profiler::note_memory(profiler::MemoryAction::kAlloc, device, b->seg->base + b->offset,
-                          b->size, stream);
+    profiler::note_memory(profiler::MemoryAction::kAlloc, device, b->seg->base + b->offset, b->size,
+                          stream);
     return {addr, b, &delete_block, dev};
   }
 
@@ -526,31 +590,55 @@ std::vector<SegmentView> allocator_segments() {
   return out;
 }
 
+namespace {
+
+// The statistics in the pools' order of c10::CachingAllocator::StatType, under CUDA's names.
+constexpr const char* kPoolNames[3] = {"all", "small_pool", "large_pool"};
+
+template <class F>
+void for_each_named(const Stats& stats, F&& f) {
+  auto& m = const_cast<Stats&>(stats);
+  const std::pair<const char*, const PoolStat*> named[] = {
+      {"allocation", &m.allocation},
+      {"allocated_bytes", &m.allocated_bytes},
+      {"active", &m.active},
+      {"active_bytes", &m.active_bytes},
+      {"segment", &m.segment},
+      {"reserved_bytes", &m.reserved_bytes},
+      {"inactive_split", &m.inactive_split},
+      {"inactive_split_bytes", &m.inactive_split_bytes},
+      {"requested_bytes", &m.requested_bytes}};
+  for (const auto& [name, stat] : named) f(name, *stat);
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, int64_t>> memory_stats(int device) {
   device_info(device);
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   const DeviceState& st = g_state[device];
   std::vector<std::pair<std::string, int64_t>> out;
-  auto put = [&](const std::string& name, const Stat& s) {
-    out.emplace_back(name + ".all.current", s.current);
-    out.emplace_back(name + ".all.peak", s.peak);
-    out.emplace_back(name + ".all.allocated", s.allocated);
-    out.emplace_back(name + ".all.freed", s.freed);
-  };
-  put("allocated_bytes", st.allocated_bytes);
-  put("reserved_bytes", st.reserved_bytes);
-  put("requested_bytes", st.requested_bytes);
-  put("active", st.active);
-  put("segment", st.segments_count);
+  for_each_named(st.stats, [&](const char* name, const PoolStat& ps) {
+    for (size_t pool = 0; pool < 3; ++pool) {
+      const std::string key = std::string(name) + "." + kPoolNames[pool] + ".";
+      const Stat& s = ps.of[pool];
+      out.emplace_back(key + "current", s.current);
+      out.emplace_back(key + "peak", s.peak);
+      out.emplace_back(key + "allocated", s.allocated);
+      out.emplace_back(key + "freed", s.freed);
+    }
+  });
   out.emplace_back("num_alloc_retries", st.num_alloc_retries);
   out.emplace_back("num_ooms", st.num_ooms);
+  out.emplace_back("num_device_alloc", st.num_device_alloc);
+  out.emplace_back("num_device_free", st.num_device_free);
   return out;
 }
 
 std::pair<size_t, size_t> memory_info(int device) {
   const uint64_t total = device_info(device).global_mem;
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  const auto reserved = static_cast<uint64_t>(g_state[device].reserved_bytes.current);
+  const auto reserved = static_cast<uint64_t>(g_state[device].stats.reserved_bytes.all().current);
   return {total > reserved ? total - reserved : 0, total};
 }
 
@@ -559,43 +647,46 @@ c10::CachingDeviceAllocator::DeviceStats OclAllocator::getDeviceStats(c10::Devic
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   const DeviceState& st = g_state[device];
   c10::CachingDeviceAllocator::DeviceStats out;
-  // The pools are not counted apart: every figure is the aggregate one.
-  auto put = [](c10::CachingDeviceAllocator::StatArray& to, const Stat& from) {
-    auto& s = to[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
-    s.current = from.current;
-    s.peak = from.peak;
-    s.allocated = from.allocated;
-    s.freed = from.freed;
+  auto put = [](c10::CachingDeviceAllocator::StatArray& to, const PoolStat& from) {
+    for (size_t pool = 0; pool < 3; ++pool) {
+      to[pool].current = from.of[pool].current;
+      to[pool].peak = from.of[pool].peak;
+      to[pool].allocated = from.of[pool].allocated;
+      to[pool].freed = from.of[pool].freed;
+    }
   };
-  put(out.allocation, st.active);
-  put(out.active, st.active);
-  put(out.segment, st.segments_count);
-  put(out.allocated_bytes, st.allocated_bytes);
-  put(out.active_bytes, st.allocated_bytes);
-  put(out.reserved_bytes, st.reserved_bytes);
-  put(out.requested_bytes, st.requested_bytes);
+  put(out.allocation, st.stats.allocation);
+  put(out.segment, st.stats.segment);
+  put(out.active, st.stats.active);
+  put(out.inactive_split, st.stats.inactive_split);
+  put(out.allocated_bytes, st.stats.allocated_bytes);
+  put(out.reserved_bytes, st.stats.reserved_bytes);
+  put(out.active_bytes, st.stats.active_bytes);
+  put(out.inactive_split_bytes, st.stats.inactive_split_bytes);
+  put(out.requested_bytes, st.stats.requested_bytes);
   out.num_alloc_retries = st.num_alloc_retries;
   out.num_ooms = st.num_ooms;
+  out.num_device_alloc = st.num_device_alloc;
+  out.num_device_free = st.num_device_free;
   return out;
 }
 
 void reset_peak_memory_stats(int device) {
   device_info(device);
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
-  DeviceState& st = g_state[device];
-  for (Stat* s : {&st.allocated_bytes, &st.reserved_bytes, &st.requested_bytes, &st.active,
-                  &st.segments_count})
-    s->peak = s->current;
+  g_state[device].stats.for_each([](PoolStat& ps) {
+    for (Stat& s : ps.of) s.peak = s.current;
+  });
 }
 
 void reset_accumulated_memory_stats(int device) {
   device_info(device);
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   DeviceState& st = g_state[device];
-  for (Stat* s : {&st.allocated_bytes, &st.reserved_bytes, &st.requested_bytes, &st.active,
-                  &st.segments_count})
-    s->allocated = s->freed = 0;
-  st.num_alloc_retries = st.num_ooms = 0;
+  st.stats.for_each([](PoolStat& ps) {
+    for (Stat& s : ps.of) s.allocated = s.freed = 0;
+  });
+  st.num_alloc_retries = st.num_ooms = st.num_device_alloc = st.num_device_free = 0;
 }
 
 void empty_cache() {

@@ -53,45 +53,83 @@ def empty_cache() -> None:
     torch.ops.ocl.empty_cache()
 
 
-def _format_bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+# memory_summary's rows: (statistic, label, is a size in bytes), in torch.cuda.memory_summary's
+# order and meaning (see csrc/runtime/Allocator.cpp, struct Stats).
+_SUMMARY_ROWS = (
+    ("allocated_bytes", "Allocated memory", True),
+    ("active_bytes", "Active memory", True),
+    ("requested_bytes", "Requested memory", True),
+    ("reserved_bytes", "Device reserved memory", True),
+    ("inactive_split_bytes", "Non-releasable memory", True),
+    ("allocation", "Allocations", False),
+    ("active", "Active allocs", False),
+    ("segment", "Device reserved segments", False),
+    ("inactive_split", "Non-releasable allocs", False),
+)
+
+
+def _scaled(value: int, scale_by: int, as_bytes: bool) -> str:
+    """``value`` in the unit that suits ``scale_by`` (the row's first figure, so a row's pools
+    share one unit): bytes in B/KiB/MiB/GiB/TiB stepping at 768 of a unit, counts in
+    units/K/M stepping at 750 thousand; 13 characters wide."""
+    units, step, limit = (
+        (("B", "KiB", "MiB", "GiB", "TiB"), 1024, 768 * 1024)
+        if as_bytes
+        else (
+            ("", "K", "M"),
+            1000,
+            750 * 1000,
+        )
+    )
+    unit = 0
+    while unit + 1 < len(units) and scale_by >= limit:
+        value //= step
+        scale_by /= step
+        unit += 1
+    return f"{value:9d} {units[unit]:<3}"
 
 
 def memory_summary(device=None, abbreviated: bool = False) -> str:
-    """A table of the caching allocator's statistics, like ``torch.cuda.memory_summary()``:
-    current, peak, allocated in all and freed in all, for tensor memory (allocated, requested),
-    memory held from the driver (reserved) and counts (allocations, segments); ``abbreviated``
-    leaves out the counts."""
-    stats = memory_stats(device)
-    rows = [
-        ("Allocated memory", "allocated_bytes", True),
-        ("Requested memory", "requested_bytes", True),
-        ("Reserved memory", "reserved_bytes", True),
-    ]
-    if not abbreviated:
-        rows += [("Allocations", "active", False), ("Segments", "segment", False)]
-    head = f"{'Metric':<20}{'Current':>14}{'Peak':>14}{'Tot. alloc':>14}{'Tot. freed':>14}"
+    """The caching allocator's statistics as a table in ``torch.cuda.memory_summary()``'s layout:
+    for memory held by tensors (allocated, active, requested), held from the driver (reserved),
+    free but not releasable (inactive split blocks), and the matching counts, the current and peak
+    values and the totals allocated and freed, each split by pool (blocks up to 1 MiB share small
+    2 MiB segments, larger ones get their own) unless ``abbreviated``. CUDA's "oversize" rows have
+    no counterpart: this allocator never keeps a block from being split."""
+    index = _index(device)
+    stats = memory_stats(index)
+    width = 82  # the metric column (26) and four of 13, with their separators
+    rule, heavy = "-" * width, "=" * width
     lines = [
-        f"torch-ocl memory summary, device ocl:{_index(device)}",
-        "=" * len(head),
-        head,
-        "-" * len(head),
+        heavy,
+        f"{'PyTorch ocl memory summary, device ocl:' + str(index):^{width}}",
+        rule,
+        f"{'Out-of-memory errors: ' + str(stats['num_ooms']):^40}|"
+        f"{'Retries after emptying the cache: ' + str(stats['num_alloc_retries']):^41}",
+        heavy,
+        f"{'Metric':^26}|{'Cur Usage':^13}|{'Peak Usage':^13}|{'Tot Alloc':^13}|{'Tot Freed':^13}",
     ]
-    for label, key, as_bytes in rows:
-        cells = [stats.get(f"{key}.all.{k}", 0) for k in ("current", "peak", "allocated", "freed")]
-        text = [_format_bytes(c) if as_bytes else str(c) for c in cells]
-        lines.append(f"{label:<20}" + "".join(f"{t:>14}" for t in text))
-    lines.append("-" * len(head))
-    lines.append(
-        f"Out-of-memory errors: {stats.get('num_ooms', 0)}    "
-        f"Retries after freeing the cache: {stats.get('num_alloc_retries', 0)}"
+    pools = (
+        [("all", None)]
+        if abbreviated
+        else [
+            ("all", None),
+            ("large_pool", "  from large pool"),
+            ("small_pool", "  from small pool"),
+        ]
     )
-    lines.append("=" * len(head))
-    return "\n".join(lines) + "\n"
+    columns = ("current", "peak", "allocated", "freed")
+    for key, label, as_bytes in _SUMMARY_ROWS:
+        lines.append(rule)
+        first = [stats[f"{key}.all.{c}"] for c in columns]
+        for pool, pool_label in pools:
+            cells = [
+                _scaled(stats[f"{key}.{pool}.{c}"], ref, as_bytes)
+                for c, ref in zip(columns, first, strict=True)
+            ]
+            lines.append(f" {pool_label or label:<25}|" + "|".join(cells))
+    lines.append(heavy)
+    return "|" + "|\n|".join(lines) + "|\n"
 
 
 def _record_memory_history(

@@ -251,3 +251,168 @@ def test_device_addresses_support_pointer_arithmetic_and_are_checked():
         _tensor_at(x.data_ptr() + (1 << 50), 4).cpu()  # in the device's range, above every segment
     # Still usable afterwards.
     assert torch.equal((x * 2).cpu(), cpu * 2)
+
+
+METRICS = (
+    "allocation",
+    "allocated_bytes",
+    "active",
+    "active_bytes",
+    "segment",
+    "reserved_bytes",
+    "inactive_split",
+    "inactive_split_bytes",
+    "requested_bytes",
+)
+POOLS = ("all", "small_pool", "large_pool")
+
+
+def test_memory_stats_have_cudas_per_pool_keys():
+    stats = torch.ocl.memory_stats()
+    for metric in METRICS:
+        for pool in POOLS:
+            for kind in ("current", "peak", "allocated", "freed"):
+                key = f"{metric}.{pool}.{kind}"
+                assert key in stats, key
+                if kind != "peak":  # peaks of the pools need not add up
+                    parts = (
+                        stats[f"{metric}.small_pool.{kind}"] + stats[f"{metric}.large_pool.{kind}"]
+                    )
+                    assert stats[f"{metric}.all.{kind}"] == parts, key
+
+
+def _delta(before: dict, after: dict, key: str) -> int:
+    return after[key] - before[key]
+
+
+def test_small_and_large_pool_are_counted_apart():
+    torch.ocl.synchronize()
+    before = torch.ocl.memory_stats()
+    small = torch.empty(4096, dtype=torch.uint8, device=DEVICE)  # up to 1 MiB: small pool
+    large = torch.empty(3 * MIB, dtype=torch.uint8, device=DEVICE)
+    during = torch.ocl.memory_stats()
+    assert _delta(before, during, "allocation.small_pool.current") == 1
+    assert _delta(before, during, "allocation.large_pool.current") == 1
+    assert _delta(before, during, "allocated_bytes.small_pool.current") == 4096
+    # A cached large block is not split when at most 1 MiB would remain: the block may be larger.
+    large_block = _delta(before, during, "allocated_bytes.large_pool.current")
+    assert 3 * MIB <= large_block <= 4 * MIB
+    assert _delta(before, during, "requested_bytes.large_pool.current") == 3 * MIB
+    assert _delta(before, during, "active_bytes.all.current") == 4096 + large_block
+    del small, large
+    after = torch.ocl.memory_stats()
+    for key in ("allocation", "allocated_bytes", "active", "active_bytes", "requested_bytes"):
+        for pool in POOLS:
+            assert after[f"{key}.{pool}.current"] == before[f"{key}.{pool}.current"], (key, pool)
+    assert _delta(before, after, "allocation.small_pool.freed") == 1
+    assert _delta(before, after, "allocated_bytes.large_pool.freed") == large_block
+
+
+def test_inactive_split_counts_free_parts_of_used_segments():
+    """A block cut from a fresh segment leaves the rest of the segment free but not releasable
+    (CUDA's "non-releasable memory"); freeing the block merges the segment whole again."""
+    with torch.ocl.stream(torch.ocl.Stream()):  # a stream of its own: a segment of its own
+        before = torch.ocl.memory_stats()
+        x = torch.empty(4096, dtype=torch.uint8, device=DEVICE)
+        during = torch.ocl.memory_stats()
+        assert _delta(before, during, "segment.small_pool.current") == 1
+        assert _delta(before, during, "inactive_split.small_pool.current") == 1
+        segment = _delta(before, during, "reserved_bytes.small_pool.current")
+        assert _delta(before, during, "inactive_split_bytes.small_pool.current") == segment - 4096
+        del x
+        after = torch.ocl.memory_stats()
+        assert after["inactive_split.all.current"] == before["inactive_split.all.current"]
+        assert (
+            after["inactive_split_bytes.all.current"] == before["inactive_split_bytes.all.current"]
+        )
+        torch.ocl.synchronize()
+    torch.ocl.empty_cache()
+
+
+def test_active_includes_blocks_waiting_for_another_stream():
+    side = torch.ocl.Stream()
+    torch.ocl.synchronize()
+    before = torch.ocl.memory_stats()
+    x = torch.ones(3 * MIB // 4, device=DEVICE)
+    with torch.ocl.stream(side):
+        y = x * 2
+    both = torch.ocl.memory_stats()
+    total = both["allocated_bytes.all.current"]
+    del y
+    y_block = total - torch.ocl.memory_stats()["allocated_bytes.all.current"]
+    with torch.ocl.stream(side):
+        y = x * 2  # the same block again
+    assert torch.ocl.memory_stats()["allocated_bytes.all.current"] == total
+    x_block = total - before["allocated_bytes.all.current"] - y_block
+    x.record_stream(side)
+    del x
+    freed = torch.ocl.memory_stats()
+    assert _delta(both, freed, "allocated_bytes.all.current") == -x_block
+    assert _delta(both, freed, "active_bytes.all.current") == 0  # x waits until side is done
+    assert _delta(both, freed, "active.all.current") == 0
+    side.synchronize()
+    z = torch.empty(1, device=DEVICE)  # an allocation retires the blocks whose streams are done
+    done = torch.ocl.memory_stats()
+    z_block = _delta(freed, done, "allocated_bytes.all.current")
+    assert _delta(both, done, "active_bytes.all.current") == z_block - x_block
+    assert torch.equal(y.cpu(), torch.full((3 * MIB // 4,), 2.0))
+    del y, z
+
+
+def test_torch_accelerator_sees_the_pools():
+    x = torch.empty(4096, dtype=torch.uint8, device=DEVICE)
+    stats = torch.accelerator.memory_stats(0)
+    ours = torch.ocl.memory_stats()
+    for metric in METRICS:
+        for pool in POOLS:
+            key = f"{metric}.{pool}.current"
+            assert stats[key] == ours[key], key
+    del x
+
+
+def _figures(line: str) -> list[tuple[int, str]]:
+    """The (number, unit) cells of one row of a memory summary."""
+    cells = line.strip("|").split("|")[1:]
+    out = []
+    for cell in cells:
+        number, _, unit = cell.strip().partition(" ")
+        out.append((int(number), unit.strip()))
+    return out
+
+
+def test_memory_summary_has_cudas_rows_and_figures(monkeypatch):
+    """torch.ocl.memory_summary() shows what torch.cuda.memory_summary() shows for the same
+    statistics: the same rows with the same figures and units (CUDA's function is given the ocl
+    statistics; it reads only the dictionary). CUDA's oversize rows have no ocl counterpart."""
+    import torch.cuda.memory as cuda_memory
+    import torch_ocl.memory
+
+    x = torch.empty(3 * MIB, dtype=torch.uint8, device=DEVICE)
+    y = torch.empty(1000, dtype=torch.uint8, device=DEVICE)
+    stats = torch.ocl.memory_stats()
+    ours = torch.ocl.memory_summary()
+    fake = dict(stats)
+    for key in ("oversize_allocations", "oversize_segments"):
+        for kind in ("current", "peak", "allocated", "freed"):
+            fake[f"{key}.{kind}"] = 0
+    monkeypatch.setattr(cuda_memory, "memory_stats", lambda device=None: fake)
+    cuda = cuda_memory.memory_summary(0)
+
+    labels = {label for _, label, _ in torch_ocl.memory._SUMMARY_ROWS}
+    labels |= {"from large pool", "from small pool"}
+
+    def rows(text: str) -> list[tuple[str, list]]:
+        out = []
+        for line in text.splitlines():
+            label = line.strip("|").split("|")[0].strip().replace("GPU", "Device")
+            if label in labels:
+                out.append((label, _figures(line)))
+        return out
+
+    assert rows(ours) == rows(cuda)
+    assert len(rows(ours)) == 27  # nine metrics, each for all, the large and the small pool
+    assert ours.splitlines()[0] == "|" + "=" * 82 + "|"
+    assert "device ocl:0" in ours
+    short = torch.ocl.memory_summary(abbreviated=True)
+    assert "from large pool" not in short and "Non-releasable allocs" in short
+    del x, y
