@@ -1,6 +1,7 @@
 """Check that this machine can build torch-ocl (or lint it), and say how to get what is missing.
 
-    python ci/preflight.py --build     a C++20 compiler and the OpenCL C headers (CL/cl.h)
+    python ci/preflight.py --build     a C++20 compiler (no OpenCL headers are needed: the
+                                       library declares the API itself, csrc/runtime/OpenCL.h)
     python ci/preflight.py --lint      clang-format (the system one; CLANG_FORMAT overrides it)
 
 `nox -s build` (every build-X.Y, sdist) runs --build before it installs anything, `nox -s lint`
@@ -8,7 +9,6 @@ runs --lint: on a fresh machine they stop with one message that lists everything
 commands that install it on this system, instead of a CMake error minutes later. CMake and ninja
 need nothing: the build installs them from PyPI when the system's are missing or too old
 (ci/build_requirements.py). Standard library only; exits 1 when something is missing.
-`--header-dirs DIR...` replaces the directories searched for CL/cl.h (for tests of this script).
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ import pathlib
 import platform
 import shutil
 import sys
-
-# The directories CMakeLists.txt searches for CL/cl.h, besides $OPENCL_HEADERS_DIR.
-HEADER_DIRS = ("/usr/include", "/usr/local/include", "/opt/homebrew/include")
 
 
 def _system() -> str:
@@ -48,18 +45,6 @@ def _system() -> str:
 
 
 HOW = {
-    "headers": {
-        "debian": "sudo apt-get install opencl-c-headers "
-        "(or: sudo bash ci/install-opencl-headers.sh)",
-        "fedora": "sudo dnf install opencl-headers   (RHEL/AlmaLinux 8: from EPEL)",
-        "arch": "sudo pacman -S opencl-headers",
-        "macos": "brew install opencl-headers   (or: python ci/fetch_opencl_headers.py "
-        "$HOME/opencl-headers and export OPENCL_HEADERS_DIR=$HOME/opencl-headers)",
-        "windows": "python ci/fetch_opencl_headers.py C:/opencl-headers, then "
-        "set OPENCL_HEADERS_DIR=C:/opencl-headers",
-        "linux": "python ci/fetch_opencl_headers.py $HOME/opencl-headers, then "
-        "export OPENCL_HEADERS_DIR=$HOME/opencl-headers",
-    },
     "compiler": {
         "debian": "sudo apt-get install g++   (g++ 10 or newer: C++20)",
         "fedora": "sudo dnf install gcc-c++",
@@ -78,13 +63,6 @@ HOW = {
         "linux": "install clang-format 14 with your package manager, or set CLANG_FORMAT",
     },
 }
-
-
-def find_headers(dirs: list[str]) -> str | None:
-    for d in dirs:
-        if d and (pathlib.Path(d) / "CL" / "cl.h").is_file():
-            return d
-    return None
 
 
 def find_compiler() -> str | None:
@@ -115,24 +93,13 @@ def find_clang_format() -> str | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", action="store_true", help="compiler and OpenCL headers")
+    parser.add_argument("--build", action="store_true", help="a C++20 compiler")
     parser.add_argument("--lint", action="store_true", help="clang-format")
-    parser.add_argument("--header-dirs", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     system = _system()
     missing: list[tuple[str, str]] = []
     found: list[str] = []
     if args.build:
-        dirs = (
-            args.header_dirs
-            if args.header_dirs is not None
-            else [os.environ.get("OPENCL_HEADERS_DIR", ""), *HEADER_DIRS]
-        )
-        headers = find_headers(dirs)
-        if headers:
-            found.append(f"OpenCL headers in {headers}")
-        else:
-            missing.append(("the OpenCL C headers (CL/cl.h)", HOW["headers"][system]))
         compiler = find_compiler()
         if compiler:
             found.append(f"C++ compiler {compiler}")
@@ -151,11 +118,6 @@ def main() -> int:
     lines = [f"preflight: this machine ({where}) lacks what the build needs:"]
     for what, how in missing:
         lines += [f"  - {what}", f"      get it: {how}"]
-    if any(what.startswith("the OpenCL C headers") for what, _ in missing):
-        lines.append(
-            "  Headers elsewhere: set OPENCL_HEADERS_DIR to the directory that holds CL/cl.h. "
-            "Only headers are needed: the OpenCL loader is found at run time."
-        )
     print("\n".join(lines), file=sys.stderr)
     return 1
 

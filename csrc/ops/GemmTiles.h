@@ -7,13 +7,13 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <CL/cl.h>
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/DeviceProfile.h"
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

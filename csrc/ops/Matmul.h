@@ -3,9 +3,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <CL/cl.h>
 
 #include "runtime/DeviceProfile.h"
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

@@ -7,12 +7,13 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <CL/cl.h>
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

@@ -11,11 +11,11 @@
 //   rec.copy(profiler::CommandKind::kCopyD2D, device, stream_id, nbytes);
 #pragma once
 
-#include <CL/cl.h>
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl::profiler {
 

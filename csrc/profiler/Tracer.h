@@ -12,13 +12,12 @@
 // TORCH_OCL_PROFILER_CLOCK=queued forces the second method. No Kineto or CPython here.
 #pragma once
 
-#include <CL/cl.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "profiler/Record.h"
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl::profiler {
 

@@ -9,7 +9,6 @@
 // the block is leaked.
 #pragma once
 
-#include <CL/cl.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Storage.h>
 #include <c10/core/Stream.h>
@@ -18,6 +17,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "runtime/OpenCL.h"
 
 namespace at {
 class TensorBase;

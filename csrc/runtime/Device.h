@@ -2,10 +2,10 @@
 // safety. One context per device.
 #pragma once
 
-#include <CL/cl.h>
-
 #include <cstdint>
 #include <string>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

@@ -5,8 +5,9 @@
 // asserts, except that the device and the process stay usable afterwards.
 #pragma once
 
-#include <CL/cl.h>
 #include <c10/core/Stream.h>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

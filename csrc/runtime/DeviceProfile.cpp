@@ -1,6 +1,5 @@
 #include "runtime/DeviceProfile.h"
 
-#include <CL/cl.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <mutex>
 
 #include "runtime/Device.h"
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

@@ -3,8 +3,9 @@
 // the copy's event completes.
 #pragma once
 
-#include <CL/cl.h>
 #include <c10/core/Allocator.h>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

@@ -1,7 +1,6 @@
 // Setting kernel arguments and enqueueing a kernel on the current stream, without waiting.
 #pragma once
 
-#include <CL/cl.h>
 #include <c10/util/Exception.h>
 
 #include <cstdint>
@@ -10,6 +9,7 @@
 #include "runtime/Allocator.h"
 #include "runtime/DeviceProfile.h"
 #include "runtime/OclApi.h"
+#include "runtime/OpenCL.h"
 #include "runtime/Program.h"
 #include "runtime/Stream.h"
 

@@ -2,9 +2,9 @@
 // Nothing links against libOpenCL: a machine without OpenCL can still `import torch`.
 #pragma once
 
-#include <CL/cl.h>
-
 #include <string>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

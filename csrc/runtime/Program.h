@@ -16,10 +16,10 @@
 //   copy of the kernel, so launches from different threads take no common lock.
 #pragma once
 
-#include <CL/cl.h>
-
 #include <cstdint>
 #include <string>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

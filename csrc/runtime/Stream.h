@@ -16,8 +16,9 @@
 //   waits for the device (a read, a synchronize), so a waiting thread holds up no other.
 #pragma once
 
-#include <CL/cl.h>
 #include <c10/core/Stream.h>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 

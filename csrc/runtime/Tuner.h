@@ -3,12 +3,12 @@
 // results go to runtime/Tuning.h's store).
 #pragma once
 
-#include <CL/cl.h>
-
 #include <cstddef>
 #include <functional>
 #include <optional>
 #include <vector>
+
+#include "runtime/OpenCL.h"
 
 namespace torch_ocl {
 
