@@ -196,6 +196,10 @@ _DEVICE_MODULE_ATTRIBUTES_NOT_PROVIDED = {
     "_utils": "torch.load then takes the device index from the location string, which is right",
     "default_generators": "graph-safe RNG of torch.compile, which raises without it",
     "_get_generator": "graph-safe RNG of torch.compile, which raises without it",
+    # torch 2.14: torch.accelerator._utils._lazy_call defers a callable until the device module
+    # is initialised; without the name it runs the callable at once, which is right here (the
+    # runtime initialises itself on first use).
+    "_lazy_call": "torch.accelerator (2.14+) then runs the callable at once, which is right",
 }
 
 
