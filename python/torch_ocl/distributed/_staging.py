@@ -26,6 +26,7 @@ soon as its copy is enqueued.
 from __future__ import annotations
 
 import collections
+import threading
 
 import torch
 
@@ -104,13 +105,17 @@ class Staging:
         self._read_devices.clear()
 
     def _copy_back(self) -> None:
-        for dst, host, stream in self._back:
+        back, self._back = self._back, []
+        for dst, host, stream in back:
             if dst.numel():
                 with stream:
                     dst.copy_(host, non_blocking=True)
+        # The host buffers go back to the pinned allocator's cache now (reused once the copies
+        # have read them), not when the work object dies: the latest works stay referenced.
 
     def _error(self, exc: BaseException) -> BaseException:
         changed = "no ocl tensor was written" if self._back else "it writes no ocl tensor"
+        self._back = []  # drop the host buffers
         message = (
             f"torch-ocl: {self.op_name} on rank {self.rank} of {self.world_size} failed, so its "
             f"result was not copied back ({changed}; the ocl tensors hold what they held before "
@@ -178,6 +183,7 @@ def _work(future: torch.futures.Future, staging: Staging):
     def done(_):
         _ALIVE.discard(work)
         _RECENT.append(work)
+        work._done.set()
 
     future.add_done_callback(done)
     return work
@@ -191,8 +197,12 @@ def _make_work_class():
             super().__init__()
             self._future = future
             self._staging = staging
+            # Waiting on a threading.Event lets the thread that completes the collective take
+            # the GIL at once (Future.wait() from here held it up to a switch interval, 5 ms).
+            self._done = threading.Event()
 
         def wait(self, timeout=None):
+            self._done.wait()
             try:
                 self._future.wait()
             except Exception:
