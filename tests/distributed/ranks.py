@@ -555,6 +555,34 @@ def scenario_killed(rank, world, init_file, args):
     return r
 
 
+def scenario_hung(rank, world, init_file, args):
+    """Rank 1 stays alive but leaves an all_reduce out: the others fail after the group's
+    timeout (not later), with the tensor unchanged; then rank 1 leaves."""
+    r = Report(rank, world)
+    timeout = 5
+    init("cpu:gloo,ocl:oclgloo", init_file, rank, world, timeout=timeout)
+    t = torch.ones(100, device=OCL)
+    dist.all_reduce(t)
+    store = dist.distributed_c10d._get_default_store()
+    if rank == 1:  # stay alive until rank 0 has its error
+        store.wait(["hung/done"], datetime.timedelta(seconds=60))
+        return r
+    t = torch.full((100,), 5.0, device=OCL)
+    start = time.monotonic()
+    try:
+        dist.all_reduce(t)
+        r.fail("all_reduce with a rank that left it out did not raise")
+    except Exception as exc:
+        r.data["error"] = f"{type(exc).__name__}: {exc}"
+    r.data["seconds"] = time.monotonic() - start
+    if r.data["seconds"] > timeout + 5:
+        r.fail(f"the error came after {r.data['seconds']:.1f} s (timeout {timeout} s)")
+    if not torch.equal(t.cpu(), torch.full((100,), 5.0)):
+        r.fail("the failed all_reduce changed the tensor")
+    store.set("hung/done", "1")
+    return r
+
+
 def scenario_mismatch(rank, world, init_file, args):
     """all_gather of tensors whose sizes differ across ranks, on the device args[0]: the test
     compares how the ocl run ends with how the CPU run ends (Gloo's own error)."""
@@ -577,6 +605,7 @@ SCENARIOS = {
     "ddp": scenario_ddp,
     "fsdp": scenario_fsdp,
     "killed": scenario_killed,
+    "hung": scenario_hung,
     "mismatch": scenario_mismatch,
 }
 

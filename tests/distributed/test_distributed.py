@@ -85,7 +85,16 @@ def test_killed_rank_fails_in_time():
     _no_failures([report])
     assert "all_reduce on rank 0 of 2 failed" in report["error"]
     assert "ocl tensors hold what they held before the call" in report["error"]
+    assert "rank 1 (process" in report["error"] and "no longer running" in report["error"]
     assert report["seconds"] < 30
+
+
+def test_hung_rank_fails_after_the_timeout():
+    (report, _) = launch.run("hung")
+    _no_failures([report])
+    assert "all_reduce on rank 0 of 2 failed" in report["error"]
+    assert "Every rank still runs" in report["error"]
+    assert 4 < report["seconds"] < 10
 
 
 def test_sizes_differing_across_ranks_end_as_on_cpu():

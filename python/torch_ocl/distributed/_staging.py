@@ -45,8 +45,9 @@ def _host_like(t: torch.Tensor) -> torch.Tensor:
 class Staging:
     """Host stand-ins for the ocl tensors of one collective call (see the module's docstring)."""
 
-    def __init__(self, op_name: str, rank: int, world_size: int):
+    def __init__(self, op_name: str, rank: int, world_size: int, group=None):
         self.op_name = op_name
+        self.group = group  # for naming dead peers in an error
         self.rank = rank
         self.world_size = world_size
         self._back: list[tuple[torch.Tensor, torch.Tensor, torch.Stream]] = []
@@ -116,10 +117,15 @@ class Staging:
     def _error(self, exc: BaseException) -> BaseException:
         changed = "no ocl tensor was written" if self._back else "it writes no ocl tensor"
         self._back = []  # drop the host buffers
+        peers = ""
+        if self.group is not None:
+            from .host_group import describe_dead_peers
+
+            peers = describe_dead_peers(self.group)
         message = (
             f"torch-ocl: {self.op_name} on rank {self.rank} of {self.world_size} failed, so its "
             f"result was not copied back ({changed}; the ocl tensors hold what they held before "
-            f"the call): {exc}"
+            f"the call). {peers}Gloo's error: {exc}"
         )
         try:
             return type(exc)(message)

@@ -32,7 +32,8 @@ def _start(name: str, pg_boxed):
     """(staging, host process group boxed) for a call of c10d op `name` on `pg_boxed`."""
     host_group.check_not_forked(name)
     pg = torch.distributed.ProcessGroup.unbox(pg_boxed)
-    return Staging(name, pg.rank(), pg.size()), host_group.host_group_for(pg, name).boxed()
+    host = host_group.host_group_for(pg, name).boxed()
+    return Staging(name, pg.rank(), pg.size(), pg), host
 
 
 def _unbox(work_boxed):

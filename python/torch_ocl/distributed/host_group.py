@@ -14,6 +14,8 @@ only that backend, cached per group) instead of changing the caller's group.
 from __future__ import annotations
 
 import os
+import socket
+import time
 import weakref
 
 import torch
@@ -21,6 +23,7 @@ import torch
 _HOST_GROUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SERVED: set[int] = set()  # id() of every group served in this process (for the fork check)
 _INHERITED: set[int] = set()  # ...and of those served before this process was forked
+_PEERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # group -> [(host, pid)] by rank
 
 
 def _backend_for_ocl(pg, op_name: str):
@@ -55,9 +58,67 @@ def host_group_for(pg, op_name: str):
     if pg.bound_device_id is not None:  # registering a backend sets its bound device
         host.bound_device_id = pg.bound_device_id
     host._register_backend(torch.device("cpu"), kind, backend)
+    _PEERS[pg] = _exchange_peers(pg)
     _HOST_GROUPS[pg] = host
     _SERVED.add(id(pg))
     return host
+
+
+def _exchange_peers(pg) -> list[tuple[str, int]] | None:
+    """Every rank's (host name, process id), through the group's store, so that an error can say
+    which rank died. Runs once per group, at its first ocl collective (which all its ranks call);
+    None if the store cannot tell."""
+    try:
+        store = pg.get_group_store()
+        store.set(f"torch_ocl/peer/{pg.rank()}", f"{socket.gethostname()}\n{os.getpid()}")
+        peers = []
+        for rank in range(pg.size()):
+            host, pid = store.get(f"torch_ocl/peer/{rank}").decode().split("\n")
+            peers.append((host, int(pid)))
+        return peers
+    except Exception:  # a store without these keys or access: errors just say less
+        return None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # Linux: a process that has exited but was not reaped yet is a zombie ("Z")
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return True
+
+
+def describe_dead_peers(pg) -> str:
+    """Which ranks of `pg` on this machine no longer run (for an error message)."""
+    peers = _PEERS.get(pg)
+    if not peers:
+        return ""
+    here = socket.gethostname()
+    for _ in range(10):  # a peer's connections close a moment before its process ends
+        dead = [
+            f"rank {rank} (process {pid})"
+            for rank, (host, pid) in enumerate(peers)
+            if host == here and rank != pg.rank() and not _running(pid)
+        ]
+        if dead:
+            break
+        time.sleep(0.05)
+    if dead:
+        verb = "is" if len(dead) == 1 else "are"
+        return f"{', '.join(dead)} on this machine {verb} no longer running. "
+    remote = sorted({host for host, _ in peers if host != here})
+    if remote:
+        return (
+            "Every rank on this machine still runs; one on " + ", ".join(remote) + " may have "
+            "died or hung (Gloo's message names the peer's address). "
+        )
+    return "Every rank still runs: one of them may hang or have left the collective out. "
 
 
 def check_not_forked(op_name: str) -> None:
