@@ -270,6 +270,21 @@ def collective_checks(r: Report, full: bool) -> None:
 
     r.check("all_gather_object", objects)
 
+    # Subgroups: one of rank 0 alone, one of both ranks in reverse order (new_group is
+    # called by every rank, as torch requires).
+    alone, both = dist.new_group([0]), dist.new_group([1, 0])
+
+    def subgroups(dev):
+        t = make((5,), F32, seed, dev)
+        if rank == 0:
+            dist.all_reduce(t, group=alone)
+        u = make((3,), F32, seed + 1, dev)
+        dist.broadcast(u, src=1, group=both)
+        dist.all_reduce(u, op=dist.ReduceOp.MAX, group=both)
+        return [t, u]
+
+    r.check("subgroups", subgroups)
+
     def barrier(dev):
         dist.barrier()
         dist.monitored_barrier(timeout=datetime.timedelta(seconds=30))

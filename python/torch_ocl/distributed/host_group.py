@@ -23,7 +23,6 @@ import torch
 _HOST_GROUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SERVED: set[int] = set()  # id() of every group served in this process (for the fork check)
 _INHERITED: set[int] = set()  # ...and of those served before this process was forked
-_PEERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # group -> [(host, pid)] by rank
 
 
 def _backend_for_ocl(pg, op_name: str):
@@ -58,26 +57,37 @@ def host_group_for(pg, op_name: str):
     if pg.bound_device_id is not None:  # registering a backend sets its bound device
         host.bound_device_id = pg.bound_device_id
     host._register_backend(torch.device("cpu"), kind, backend)
-    _PEERS[pg] = _exchange_peers(pg)
+    _announce(pg)
     _HOST_GROUPS[pg] = host
     _SERVED.add(id(pg))
     return host
 
 
-def _exchange_peers(pg) -> list[tuple[str, int]] | None:
-    """Every rank's (host name, process id), through the group's store, so that an error can say
-    which rank died. Runs once per group, at its first ocl collective (which all its ranks call);
-    None if the store cannot tell."""
+def _announce(pg) -> None:
+    """Writes this rank's (host name, process id) into the group's store, so that another
+    rank's error can say which rank died. Runs at this rank's first ocl collective on the group;
+    nothing waits for the other ranks' entries (a send involves two ranks only): an error reads
+    whatever entries exist."""
     try:
         store = pg.get_group_store()
         store.set(f"torch_ocl/peer/{pg.rank()}", f"{socket.gethostname()}\n{os.getpid()}")
-        peers = []
+    except Exception:  # a store that refuses: errors just say less
+        pass
+
+
+def _peers(pg) -> dict[int, tuple[str, int]]:
+    """The (host, pid) entries of `pg`'s ranks that announced themselves (never blocks)."""
+    peers = {}
+    try:
+        store = pg.get_group_store()
         for rank in range(pg.size()):
-            host, pid = store.get(f"torch_ocl/peer/{rank}").decode().split("\n")
-            peers.append((host, int(pid)))
-        return peers
-    except Exception:  # a store without these keys or access: errors just say less
-        return None
+            key = f"torch_ocl/peer/{rank}"
+            if store.check([key]):
+                host, pid = store.get(key).decode().split("\n")
+                peers[rank] = (host, int(pid))
+    except Exception:  # the store itself may be gone with a dead rank (TCPStore on rank 0)
+        pass
+    return peers
 
 
 def _running(pid: int) -> bool:
@@ -96,14 +106,14 @@ def _running(pid: int) -> bool:
 
 def describe_dead_peers(pg) -> str:
     """Which ranks of `pg` on this machine no longer run (for an error message)."""
-    peers = _PEERS.get(pg)
+    peers = _peers(pg)
     if not peers:
         return ""
     here = socket.gethostname()
     for _ in range(10):  # a peer's connections close a moment before its process ends
         dead = [
             f"rank {rank} (process {pid})"
-            for rank, (host, pid) in enumerate(peers)
+            for rank, (host, pid) in sorted(peers.items())
             if host == here and rank != pg.rank() and not _running(pid)
         ]
         if dead:
@@ -112,13 +122,18 @@ def describe_dead_peers(pg) -> str:
     if dead:
         verb = "is" if len(dead) == 1 else "are"
         return f"{', '.join(dead)} on this machine {verb} no longer running. "
-    remote = sorted({host for host, _ in peers if host != here})
+    remote = sorted({host for host, _ in peers.values() if host != here})
     if remote:
         return (
             "Every rank on this machine still runs; one on " + ", ".join(remote) + " may have "
             "died or hung (Gloo's message names the peer's address). "
         )
-    return "Every rank still runs: one of them may hang or have left the collective out. "
+    if len(peers) == pg.size():
+        return "Every rank still runs: one of them may hang or have left the collective out. "
+    return (
+        f"No rank of this machine known to this group has died ({pg.size() - len(peers)} "
+        "rank(s) ran no ocl collective on it before). "
+    )
 
 
 def check_not_forked(op_name: str) -> None:
