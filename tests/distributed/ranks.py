@@ -324,6 +324,19 @@ def check_errors(r: Report) -> None:
     if t.cpu().tolist() != [r.world] * 2:
         r.fail(f"all_reduce after the refused call gave {t.cpu().tolist()}")
 
+    # Sync debug mode "error": a collective needs one host wait, and says so.
+    torch.ocl.set_sync_debug_mode("error")
+    try:
+        dist.all_reduce(t)
+        r.fail("all_reduce under sync debug mode 'error' did not raise")
+    except RuntimeError as exc:
+        r.data["sync_debug_error"] = str(exc)
+    finally:
+        torch.ocl.set_sync_debug_mode("default")
+    if t.cpu().tolist() != [r.world] * 2:
+        r.fail(f"the all_reduce refused by sync debug mode changed the tensor: {t.cpu().tolist()}")
+    dist.barrier()
+
     # A fork while the group is alive: the child is refused with a message; the parent goes on.
     read_fd, write_fd = os.pipe()
     pid = os.fork()

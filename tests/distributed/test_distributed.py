@@ -68,6 +68,7 @@ def test_collectives_match_cpu():
         assert r["host_waits_two_all_reduces"] == 2
         assert "different devices" in r["mixed_devices_error"]
         assert "spawn" in r["fork_error"]
+        assert "must wait for the device once" in r["sync_debug_error"]
 
 
 def test_ddp_matches_single_process():

@@ -99,11 +99,20 @@ class Staging:
 
     def wait_for_reads(self) -> None:
         """One host wait per device for all device-to-host copies enqueued by read()/update()."""
-        for stream in self._read_devices.values():
+        streams, self._read_devices = list(self._read_devices.values()), {}
+        for stream in streams:
             event = torch.Event(device=stream.device)
             event.record(stream)
-            event.synchronize()
-        self._read_devices.clear()
+            try:
+                event.synchronize()
+            except RuntimeError as exc:
+                if torch.ocl.get_sync_debug_mode() != 2:
+                    raise
+                raise RuntimeError(
+                    f"torch-ocl: {self.op_name} must wait for the device once: Gloo reads the ocl "
+                    "tensors from host memory. Sync debug mode 'error' forbids host waits; "
+                    "'warn' reports them instead (torch.ocl.set_sync_debug_mode('warn'))"
+                ) from exc
 
     def _copy_back(self) -> None:
         back, self._back = self._back, []
