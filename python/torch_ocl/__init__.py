@@ -145,6 +145,10 @@ def _register() -> None:
 sys.modules[__name__].__class__ = _OclModule
 _register()
 
+from . import distributed  # noqa: E402
+
+distributed.register()  # torch.distributed backends and collectives for ocl tensors
+
 
 __all__ = [
     "DeviceProfile",

@@ -1,0 +1,1 @@
+"""torch.distributed on ocl tensors: tests that start several processes (ranks.py) on one device."""
