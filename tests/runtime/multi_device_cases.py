@@ -250,3 +250,26 @@ def test_memory_stats_per_device():
     del t
     assert torch.ocl.memory_allocated(1) == before1
     assert torch.ocl.max_memory_allocated(1) >= before1 + (4 << 20)
+
+
+def test_interop_buffers_land_on_their_contexts_device():
+    cl = pytest.importorskip("pyopencl", reason="the interop case uses pyopencl")
+    import numpy as np
+
+    from torch_ocl import interop
+
+    host = np.arange(8, dtype=np.float32)
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+    buf = cl.Buffer(interop.context(1), flags, hostbuf=host)
+    t = interop.from_pyopencl(buf, dtype=torch.float32)
+    assert t.device == D1 and t.tolist() == host.tolist()
+    try:
+        assert interop.handles(t).context == interop.context(1).int_ptr
+        assert interop.context(1).int_ptr != interop.context(0).int_ptr
+        with pytest.raises(RuntimeError, match="same device"):
+            t @ torch.ones(8, device=D0)
+        assert (t.to(D0) * 2).tolist() == (host * 2).tolist()
+    finally:
+        for device in range(2):
+            for sid in range(17):
+                torch.ops.ocl._interop_unshare_stream(device, sid)
