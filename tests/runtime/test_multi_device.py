@@ -77,8 +77,6 @@ def child_report(tmp_path_factory):
         str(HERE),
         "--confcutdir",
         str(HERE),
-        "-o",
-        "python_files=*.py",
         f"--junitxml={xml}",
         str(CASES_FILE),
     ]
@@ -102,4 +100,6 @@ def child_report(tmp_path_factory):
 def test_two_devices(child_report, case):
     assert case in child_report, f"{case} did not run in the child process"
     outcome, text = child_report[case]
+    if outcome == "skipped":
+        pytest.skip(f"skipped in the child process: {text[-500:]}")
     assert outcome == "passed", f"{case} {outcome} with two devices:\n{text[-4000:]}"
