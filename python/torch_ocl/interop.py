@@ -218,11 +218,12 @@ _NUMPY_DTYPES = {
 }
 
 
-def as_pyopencl_array(t: torch.Tensor, queue_=None):
+def as_pyopencl_array(t: torch.Tensor, command_queue=None):
     """A ``pyopencl.array.Array`` that views the tensor's memory (same shape, strides, offset and
     dtype), without a copy; its queue is torch's current queue of the tensor's device (see
-    :func:`queue`) unless ``queue_`` is given. bfloat16 has no NumPy dtype: view such a tensor as
-    int16 first (``t.view(torch.int16)``). Keep the tensor alive while the array is used."""
+    :func:`queue`) unless ``command_queue`` is given. bfloat16 has no NumPy dtype: view such a
+    tensor as int16 first (``t.view(torch.int16)``). Keep the tensor alive while the array is
+    used."""
     cl = _pyopencl()
     import numpy as np
 
@@ -237,7 +238,9 @@ def as_pyopencl_array(t: torch.Tensor, queue_=None):
         raise ValueError("torch_ocl.interop: an empty tensor has no OpenCL buffer to view")
     h = handles(t)
     _check_same_opencl(cl, h.device)
-    q = queue_ if queue_ is not None else cl.CommandQueue.from_int_ptr(h.queue, retain=True)
+    q = command_queue
+    if q is None:
+        q = cl.CommandQueue.from_int_ptr(h.queue, retain=True)
     whole = cl.Buffer.from_int_ptr(h.mem, retain=True)
     item = t.element_size()
     return cl.array.Array(
@@ -338,10 +341,16 @@ def from_pyopencl(obj, dtype: torch.dtype | None = None, shape=None) -> torch.Te
                 "torch_ocl.interop: the array's offset and strides must be non-negative "
                 f"multiples of its item size ({item} bytes)"
             )
+        if obj.size == 0:  # no buffer behind it: an empty tensor on the context's device
+            device = torch.ops.ocl._interop_device_of_context(obj.context.int_ptr)
+            if device < 0:
+                raise RuntimeError(
+                    "torch_ocl.interop: the array belongs to an OpenCL context that is not one "
+                    "of torch-ocl's; create it with a queue of torch_ocl.interop.context(device)"
+                )
+            return torch.empty(obj.shape, dtype=dtype, device=torch.device("ocl", device))
         buf = obj.base_data
         strides = [s // item for s in obj.strides]
-        if obj.size == 0:
-            strides = _contiguous_strides(obj.shape)
         return _wrap(
             buf.int_ptr, buf.size, dtype, obj.shape, strides, obj.offset // item, owner=obj
         )

@@ -342,3 +342,18 @@ def test_custom_op_trains_like_the_builtin_on_the_cpu():
     torch.testing.assert_close(losses, ref_losses, rtol=1e-4, atol=1e-5)
     for k in state:
         torch.testing.assert_close(state[k], ref_state[k], rtol=1e-4, atol=1e-5)
+
+
+def test_empty_pyopencl_array_gives_an_empty_tensor_on_its_device():
+    arr = cl.array.empty(interop.queue(), (0, 4), np.float32)
+    t = interop.from_pyopencl(arr)
+    assert t.shape == (0, 4) and t.dtype == torch.float32 and t.device.type == "ocl"
+
+
+def test_a_queue_of_your_own_for_the_array_view(program):
+    own = cl.CommandQueue(interop.context())
+    t = torch.arange(6, dtype=torch.float32, device="ocl")
+    torch.ocl.synchronize()  # the only order between torch's queue and this one here
+    a = interop.as_pyopencl_array(t, command_queue=own)
+    assert a.queue.int_ptr == own.int_ptr
+    assert np.array_equal(a.get(), np.arange(6, dtype=np.float32))
