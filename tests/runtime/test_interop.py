@@ -357,3 +357,15 @@ def test_a_queue_of_your_own_for_the_array_view(program):
     a = interop.as_pyopencl_array(t, command_queue=own)
     assert a.queue.int_ptr == own.int_ptr
     assert np.array_equal(a.get(), np.arange(6, dtype=np.float32))
+
+
+def test_custom_op_passes_opcheck():
+    example = _example()
+    x = torch.randn(5, 7, device="ocl", requires_grad=True)
+    # opcheck's test_autograd_registration supports only CPU/CUDA/XPU tensors (PyTorch's "NYI");
+    # the backward is checked against the CPU above instead.
+    checks = ("test_schema", "test_faketensor", "test_aot_dispatch_dynamic")
+    grad = torch.randn(5, 7, device="ocl")
+    for op, args in ((example.silu, (x,)), (example.silu_backward, (grad, x.detach()))):
+        result = torch.library.opcheck(op, args, test_utils=checks)
+        assert all(v == "SUCCESS" for v in result.values()), result
