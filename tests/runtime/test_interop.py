@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -369,3 +370,14 @@ def test_custom_op_passes_opcheck():
     for op, args in ((example.silu, (x,)), (example.silu_backward, (grad, x.detach()))):
         result = torch.library.opcheck(op, args, test_utils=checks)
         assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_without_pyopencl_the_handles_still_work(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyopencl", None)  # `import pyopencl` now fails
+    t = torch.ones(4, device="ocl")
+    with pytest.raises(ImportError, match="pip install pyopencl"):
+        interop.as_pyopencl_array(t)
+    h = interop.handles(t)
+    assert h.mem and h.context and h.queue
+    u = interop.from_dlpack(interop.to_dlpack(t))
+    assert u.tolist() == [1.0] * 4
