@@ -77,6 +77,12 @@ bool copy_slices_one_launch(const std::vector<at::Tensor>& parts,
 
 // Copies every input into its slice of `out` (already of the result's shape and dtype).
 void copy_slices(const std::vector<at::Tensor>& inputs, int64_t dim, at::Tensor& out) {
+  // The per-slice copies would move an input of another device silently: the CPU's error.
+  for (const at::Tensor& t : inputs) {
+    TORCH_CHECK(t.device() == out.device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                out.device(), " and ", t.device(), "!");
+  }
   if (out.numel() == 0) return;
   const int64_t d = at::maybe_wrap_dim(dim, out.dim());
   std::vector<at::Tensor> parts;

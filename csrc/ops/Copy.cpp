@@ -4,7 +4,9 @@
 // Host-to-device copies never wait: pinned sources are read asynchronously; pageable sources
 // are first copied into a staging buffer that the driver frees when the transfer completes.
 // Device-to-host copies wait (the host needs the data), except into pinned memory with
-// non_blocking=True.
+// non_blocking=True. Copies between two devices (two contexts) pass through host memory without
+// the host waiting: the read on the source's stream, the write on the destination's stream behind
+// a bridge event (runtime/CrossContext.h).
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/ops/empty.h>
@@ -19,6 +21,7 @@
 #include "ops/Elementwise.h"
 #include "profiler/Record.h"
 #include "runtime/Allocator.h"
+#include "runtime/CrossContext.h"
 #include "runtime/DeviceError.h"
 #include "runtime/HostAllocator.h"
 #include "runtime/Launch.h"
@@ -81,6 +84,63 @@ void read(const at::Tensor& src, void* dst, size_t nbytes, bool non_blocking) {
   } else {
     check_device_errors(current_stream(src.device().index()));
   }
+}
+
+void copy_on_device(const at::Tensor& src, const at::Tensor& dst);
+
+// Copies src (device A) into dst (device B, another context) through a host staging buffer:
+// a read on A's current stream, then a write on B's current stream that waits for the read
+// through a bridge event. Neither the host nor A waits; B's stream waits for A's work before the
+// copy (stream order on both sides, as a CUDA peer copy). The staging memory is freed when the
+// write completes.
+void copy_between_devices(const at::Tensor& self, const at::Tensor& dst) {
+  at::Tensor src;
+  {
+    c10::DeviceGuard guard(self.device());
+    src = self.expand(dst.sizes()).contiguous();  // on A, in A's stream order
+  }
+  const size_t nbytes = src.nbytes();
+  const int a = src.device().index(), b = dst.device().index();
+  void* staging = std::malloc(nbytes);
+  TORCH_CHECK_WITH(OutOfMemoryError, staging, "torch-ocl: out of host memory staging a ", nbytes,
+                   "-byte copy from ocl:", a, " to ocl:", b);
+  cl_event read_done = nullptr, bridge = nullptr, write_done = nullptr;
+  try {
+    const BufferRef s = buffer_of(src);
+    cl_command_queue qa = current_queue(a);
+    profiler::Recorder rec;
+    OCL_CHECK(cl().clEnqueueReadBuffer(qa, s.mem, CL_FALSE, s.offset, nbytes, staging, 0, nullptr,
+                                       rec.event(&read_done)));
+    rec.copy(profiler::CommandKind::kCopyD2H, a, current_stream(a).id(), nbytes);
+    flush(qa);
+    bridge = bridge_event(read_done, b);
+  } catch (...) {
+    if (read_done) {  // the read may still be writing into the staging memory
+      cl().clWaitForEvents(1, &read_done);
+      cl().clReleaseEvent(read_done);
+    }
+    std::free(staging);
+    throw;
+  }
+  cl().clReleaseEvent(read_done);
+  c10::DeviceGuard guard(dst.device());
+  const bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type();
+  at::Tensor target = direct ? dst : at::empty(dst.sizes(), dst.options().dtype(src.dtype()));
+  const BufferRef d = buffer_of(target);
+  cl_command_queue qb = current_queue(b);
+  profiler::Recorder rec;
+  const cl_int err = cl().clEnqueueWriteBuffer(qb, d.mem, CL_FALSE, d.offset, nbytes, staging, 1,
+                                               &bridge, rec.event(&write_done));
+  cl().clReleaseEvent(bridge);
+  if (err != CL_SUCCESS) {
+    // The read still targets the staging memory: leak it rather than free it under the driver.
+    OCL_CHECK(err);
+  }
+  rec.copy(profiler::CommandKind::kCopyH2D, b, current_stream(b).id(), nbytes);
+  OCL_CHECK(cl().clSetEventCallback(write_done, CL_COMPLETE, &free_staging, staging));
+  cl().clReleaseEvent(write_done);
+  flush(qb);
+  if (!direct) copy_on_device(target, dst);
 }
 
 // Device-to-device copy with broadcasting and dtype conversion (same device).
@@ -154,10 +214,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   }
   if (is_ocl(self) && is_ocl(dst)) {
     if (self.device() != dst.device()) {
-      // Separate contexts: go through the host.
-      at::Tensor host = self.to(at::kCPU);
-      c10::DeviceGuard guard(dst.device());
-      return copy_from(host, dst, non_blocking);
+      copy_between_devices(self, dst);  // separate contexts: through the host
+      return dst;
     }
     c10::DeviceGuard guard(dst.device());
     copy_on_device(self, dst);

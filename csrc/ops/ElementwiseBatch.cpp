@@ -16,6 +16,7 @@
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceProfile.h"
+#include "runtime/External.h"
 #include "runtime/OclApi.h"
 #include "runtime/Program.h"
 #include "runtime/Stream.h"
@@ -205,7 +206,10 @@ bool batch_record(int device, EwId op, at::ScalarType t, int64_t n, const Buffer
     if (o % item != 0 || o / item > UINT32_MAX - static_cast<uint64_t>(n)) return false;
     o /= item;
   }
-  const int64_t stream_id = current_stream(device).id();
+  const c10::Stream stream = current_stream(device);
+  // Outside code enqueues on a shared queue (torch_ocl.interop): nothing may be held back there.
+  if (stream_queue_shared(stream)) return false;
+  const int64_t stream_id = stream.id();
 
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceBatches& db = g_devices[device];

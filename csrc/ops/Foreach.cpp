@@ -528,7 +528,8 @@ Tensors norm(TL self, const c10::Scalar& ord, std::optional<at::ScalarType> dtyp
     l.raw(b.table.size() * sizeof(uint32_t), b.table.data());
     push_p(l);
     l.buffer(pb, part.itemsize());
-    l.buffer(BufferRef{rb.mem, rb.offset + b.first * result.itemsize()}, result.itemsize());
+    l.buffer(BufferRef{rb.mem, rb.offset + b.first * result.itemsize(), rb.device},
+             result.itemsize());
     l.enqueue1d(device, static_cast<size_t>(b.rows) * geo.lws, geo.lws);
   }
   Tensors out;

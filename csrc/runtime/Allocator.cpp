@@ -9,6 +9,7 @@
 #include <atomic>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <unordered_set>
@@ -18,6 +19,7 @@
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAddress.h"
+#include "runtime/External.h"
 #include "runtime/OclApi.h"
 #include "runtime/Stream.h"
 
@@ -54,6 +56,7 @@ struct Segment {
   size_t size = 0;
   bool small = false;      // of the small pool (2 MiB segments shared by requests up to 1 MiB)
   Block* first = nullptr;  // the block at offset 0 (the others follow through next)
+  bool external = false;   // an outside buffer (wrap_external_buffer): no blocks, not counted
 };
 
 struct BlockLess {
@@ -508,7 +511,7 @@ BufferRef buffer_at(const void* device_ptr) {
   --it;
   Segment* seg = it->second;
   TORCH_CHECK(addr < seg->base + seg->size, "torch-ocl: unknown device address ", device_ptr);
-  return {seg->mem, addr - seg->base};
+  return {seg->mem, addr - seg->base, device};
 }
 
 BufferRef buffer_of(const at::TensorBase& t) {
@@ -519,7 +522,8 @@ BufferRef buffer_of(const at::TensorBase& t) {
     if (!dp.get()) return {};
     return buffer_at(static_cast<const char*>(dp.get()) + t.storage_offset() * t.itemsize());
   }
-  return {b->seg->mem, b->offset + static_cast<uint64_t>(t.storage_offset()) * t.itemsize()};
+  return {b->seg->mem, b->offset + static_cast<uint64_t>(t.storage_offset()) * t.itemsize(),
+          b->seg->device};
 }
 
 BufferRef buffer_in(const at::TensorBase& t, const void* ptr) {
@@ -527,7 +531,7 @@ BufferRef buffer_in(const at::TensorBase& t, const void* ptr) {
   auto* b = static_cast<Block*>(dp.get_context());
   if (!b || dp.get_deleter() != &delete_block) return buffer_at(ptr);
   const auto delta = static_cast<const char*>(ptr) - static_cast<const char*>(dp.get());
-  return {b->seg->mem, b->offset + static_cast<uint64_t>(delta)};
+  return {b->seg->mem, b->offset + static_cast<uint64_t>(delta), b->seg->device};
 }
 
 void record_stream(const c10::DataPtr& ptr, c10::Stream stream) {
@@ -568,12 +572,75 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
 
 void inject_free_failures(int count) { g_injected_free_failures.store(count); }
 
+// ---------------------------------------------------------------------------------------------
+// Outside buffers (runtime/External.h): a segment of their own in the device's address range, so
+// that buffer_at() resolves addresses inside them like any other; no blocks, no statistics.
+
+namespace {
+
+std::atomic<int> g_external_count{0};
+
+struct ExternalBuffer {
+  Segment* seg = nullptr;
+  ExternalFree on_free = nullptr;
+  void* on_free_context = nullptr;
+};
+
+void delete_external(void* ctx) noexcept {
+  auto* ext = static_cast<ExternalBuffer*>(ctx);
+  try {
+    batch_flush_all();  // a pending batch may name this buffer
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    g_state[ext->seg->device].segments.erase(ext->seg->base);
+    // Commands already enqueued keep the buffer alive until they finish (OpenCL's rule).
+    if (!in_bad_fork()) cl().clReleaseMemObject(ext->seg->mem);
+  } catch (const std::exception& e) {
+    report_free_failure(&e);
+  } catch (...) {
+    report_free_failure(nullptr);
+  }
+  delete ext->seg;
+  g_external_count.fetch_sub(1);
+  if (ext->on_free) ext->on_free(ext->on_free_context);
+  delete ext;
+}
+
+}  // namespace
+
+c10::DataPtr wrap_external_buffer(int device, cl_mem mem, size_t nbytes, ExternalFree on_free,
+                                  void* on_free_context) {
+  device_info(device);
+  TORCH_CHECK(device < kMaxDevices,
+              "torch-ocl: the allocator handles ocl:0 to ocl:", kMaxDevices - 1,
+              ", not ocl:", device);
+  const c10::Device dev(c10::DeviceType::PrivateUse1, device);
+  auto ext = std::make_unique<ExternalBuffer>();
+  ext->on_free = on_free;
+  ext->on_free_context = on_free_context;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  DeviceState& st = g_state[device];
+  const uint64_t range = (nbytes + kLargeRound) / kLargeRound * kLargeRound;
+  TORCH_CHECK(st.next_offset + range <= kDeviceAddressSpan,
+              "torch-ocl: the address range of ocl:", device, " is used up");
+  OCL_CHECK(cl().clRetainMemObject(mem));
+  ext->seg = new Segment{device, mem, device_range_base(device) + st.next_offset, nbytes};
+  ext->seg->external = true;
+  st.next_offset += range;
+  st.segments[ext->seg->base] = ext->seg;
+  g_external_count.fetch_add(1);
+  void* addr = reinterpret_cast<void*>(ext->seg->base);
+  return {addr, ext.release(), &delete_external, dev};
+}
+
+int external_buffer_count() { return g_external_count.load(); }
+
 std::vector<SegmentView> allocator_segments() {
   std::vector<SegmentView> out;
   std::lock_guard<std::recursive_mutex> lock(g_mutex);
   for (int device = 0; device < kMaxDevices; ++device) {
     const DeviceState& st = g_state[device];
     for (const auto& [base, seg] : st.segments) {
+      if (seg->external) continue;  // not the allocator's memory
       SegmentView v;
       v.device = device;
       v.address = base;

@@ -26,10 +26,12 @@ class TensorBase;
 
 namespace torch_ocl {
 
-// A buffer and a byte offset into it: what a kernel argument needs.
+// A buffer and a byte offset into it: what a kernel argument needs; and the device whose memory
+// it is (-1: unknown), so that a launch can refuse tensors of two devices (runtime/Launch.h).
 struct BufferRef {
   cl_mem mem = nullptr;
   uint64_t offset = 0;
+  int device = -1;
 };
 
 c10::Allocator* device_allocator();

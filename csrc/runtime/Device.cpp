@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/External.h"
 #include "runtime/OclApi.h"
 
 #ifndef _WIN32
@@ -198,6 +199,13 @@ const DeviceInfo& device_info(int index) {
                     "; there ", n == 1 ? "is " : "are ", n, " OpenCL device", n == 1 ? "" : "s",
                     " (valid indices 0..", n - 1, "). TORCH_OCL_DEVICES selects devices.");
   return g_devices[index];
+}
+
+int device_of_context(cl_context context) {
+  if (!context || device_count() == 0) return -1;
+  for (size_t i = 0; i < g_devices.size(); ++i)
+    if (g_devices[i].context == context) return static_cast<int>(i);
+  return -1;
 }
 
 int current_device() { return t_current_device; }

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include "runtime/Allocator.h"
+#include "runtime/CrossContext.h"
 #include "runtime/Device.h"
 #include "runtime/OclApi.h"
 #include "runtime/Stream.h"
@@ -87,7 +88,15 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     auto* e = static_cast<OclEvent*>(event);
     if (!e || !e->event) return;
     cl_command_queue q = queue_of(stream);
-    OCL_CHECK(cl().clEnqueueBarrierWithWaitList(q, 1, &e->event, nullptr));
+    if (e->device == stream.device_index()) {
+      OCL_CHECK(cl().clEnqueueBarrierWithWaitList(q, 1, &e->event, nullptr));
+    } else {
+      // An event of another device (another context): wait for its bridge.
+      cl_event bridge = bridge_event(e->event, stream.device_index());
+      const cl_int err = cl().clEnqueueBarrierWithWaitList(q, 1, &bridge, nullptr);
+      cl().clReleaseEvent(bridge);
+      OCL_CHECK(err);
+    }
     note_enqueued(q);
   }
 

@@ -26,8 +26,10 @@ class KernelLaunch {
     set(sizeof(T), &value);
     return *this;
   }
-  // A buffer argument followed by its offset in elements of `itemsize` bytes.
+  // A buffer argument followed by its offset in elements of `itemsize` bytes. Buffers of two
+  // devices in one launch raise PyTorch's error for tensors on different devices.
   KernelLaunch& buffer(const BufferRef& b, size_t itemsize) {
+    same_device(b.device);
     set(sizeof(cl_mem), &b.mem);
     const cl_ulong off = b.offset / itemsize;
     set(sizeof(off), &off);
@@ -43,6 +45,7 @@ class KernelLaunch {
   // releases.
   void enqueue(int device, cl_uint dims, const size_t* global, const size_t* local,
                cl_event* event = nullptr) {
+    same_device(device);
     cl_command_queue q = current_queue(device);
     profiler::Recorder rec;  // torch.profiler's device activity (profiler/Record.h)
     OCL_CHECK(cl().clEnqueueNDRangeKernel(q, k_, dims, nullptr, global, local, 0, nullptr,
@@ -79,6 +82,14 @@ class KernelLaunch {
     const DeviceProfile& p = device_profile(device);
     return local <= p.max_work_group ? local : p.fit_lws(local);
   }
+  void same_device(int device) {
+    if (device < 0) return;
+    if (device_ < 0) device_ = device;
+    TORCH_CHECK(device == device_,
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                "ocl:",
+                device_, " and ocl:", device, "!");
+  }
   void set(size_t size, const void* value) {
     const cl_int err = cl().clSetKernelArg(k_, index_, size, value);
     TORCH_CHECK(err == CL_SUCCESS, "torch-ocl: clSetKernelArg(", index_, ") failed with ",
@@ -88,6 +99,7 @@ class KernelLaunch {
 
   cl_kernel k_;
   cl_uint index_ = 0;
+  int device_ = -1;  // of the buffers so far
 };
 
 }  // namespace torch_ocl

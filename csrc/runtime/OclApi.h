@@ -45,7 +45,12 @@ namespace torch_ocl {
   X(clGetEventProfilingInfo)      \
   X(clSetEventCallback)           \
   X(clRetainEvent)                \
-  X(clReleaseEvent)
+  X(clReleaseEvent)               \
+  X(clCreateUserEvent)            \
+  X(clSetUserEventStatus)         \
+  X(clGetMemObjectInfo)           \
+  X(clRetainMemObject)            \
+  X(clGetCommandQueueInfo)
 
 // OpenCL 2.1's clGetDeviceAndHostTimer, declared here because the headers are used at 1.2.
 using GetDeviceAndHostTimerFn = cl_int(CL_API_CALL*)(cl_device_id device,

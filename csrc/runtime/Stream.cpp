@@ -10,6 +10,7 @@
 #include "runtime/Batch.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceError.h"
+#include "runtime/External.h"
 #include "runtime/OclApi.h"
 #include "runtime/Sync.h"
 
@@ -23,6 +24,8 @@ struct QueueState {
   std::atomic<uint64_t> gen{0}, done{0};
   cl_event marker = nullptr;
   uint64_t marker_gen = 0;
+  // Outside code enqueues on this queue too (share_stream_queue): gen does not count everything.
+  std::atomic<bool> shared{false};
 };
 
 struct DeviceQueues {
@@ -137,13 +140,26 @@ void note_enqueued(cl_command_queue q) {
   if (++count % 8 == 0) flush(q);
 }
 
+void share_stream_queue(c10::Stream s, bool shared) {
+  raw_queue_of(s);  // checks the stream
+  g_queues[s.device_index()].state[s.id()].shared.store(shared, std::memory_order_release);
+}
+
+bool stream_queue_shared(c10::Stream s) {
+  const int device = s.device_index();
+  const auto id = s.id();
+  if (device < 0 || device >= kMaxDevices || id < 0 || id > kStreamPoolSize) return false;
+  return g_queues[device].state[id].shared.load(std::memory_order_relaxed);
+}
+
 bool query_stream(c10::Stream s) {
   cl_command_queue q = queue_of(s);
   QueueState& st = g_queues[s.device_index()].state[s.id()];
   const uint64_t gen = st.gen.load(std::memory_order_acquire);
-  if (st.done.load(std::memory_order_acquire) >= gen) return true;
+  const bool shared = st.shared.load(std::memory_order_acquire);
+  if (!shared && st.done.load(std::memory_order_acquire) >= gen) return true;
   std::lock_guard<std::mutex> lock(g_queues[s.device_index()].query_mutex);
-  if (!st.marker || st.marker_gen != gen) {
+  if (!st.marker || st.marker_gen != gen || shared) {
     // A marker behind the work submitted so far; its completion means the stream is idle.
     if (st.marker) cl().clReleaseEvent(st.marker);
     st.marker = nullptr;

@@ -18,7 +18,7 @@ from ._version import __version__
 
 _native.load()
 
-from . import amp, memory, profiler, random, streams, tuning  # noqa: E402
+from . import _dlpack, amp, interop, memory, profiler, random, streams, tuning  # noqa: E402
 from ._compile import NoInductorCodegen  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
@@ -144,6 +144,7 @@ def _register() -> None:
 
 sys.modules[__name__].__class__ = _OclModule
 _register()
+_dlpack.install()
 
 from . import distributed  # noqa: E402
 
@@ -179,6 +180,7 @@ __all__ = [
     "host_wait_count",
     "init",
     "initial_seed",
+    "interop",
     "is_available",
     "is_bf16_supported",
     "is_initialized",

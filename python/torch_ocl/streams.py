@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._device import _index
+from ._device import _index, current_device, set_device
 
 
 class Stream(torch.Stream):
@@ -54,22 +54,26 @@ def set_stream(stream: torch.Stream) -> None:
 
 
 class StreamContext:
-    """Makes `stream` current on its device for the duration of a with-block."""
+    """Makes `stream` current on its device, and its device the current device, for the duration
+    of a with-block (as torch.cuda.stream does); both are restored at its end."""
 
     def __init__(self, stream):
         self.stream = stream
         self.prev = None
+        self.prev_device = None
 
     def __enter__(self):
         if self.stream is None:
             return None
+        self.prev_device = current_device()
         self.prev = torch.accelerator.current_stream(self.stream.device)
-        torch.accelerator.set_stream(self.stream)
+        torch.accelerator.set_stream(self.stream)  # also makes the stream's device current
         return self.stream
 
     def __exit__(self, *exc):
         if self.stream is not None:
             torch.accelerator.set_stream(self.prev)
+            set_device(self.prev_device)
         return False
 
 
