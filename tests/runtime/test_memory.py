@@ -385,6 +385,7 @@ def test_memory_summary_has_cudas_rows_and_figures(monkeypatch):
     statistics: the same rows with the same figures and units (CUDA's function is given the ocl
     statistics; it reads only the dictionary). CUDA's oversize rows have no ocl counterpart."""
     import torch.cuda.memory as cuda_memory
+
     import torch_ocl.memory
 
     x = torch.empty(3 * MIB, dtype=torch.uint8, device=DEVICE)
