@@ -27,11 +27,11 @@ index cannot be reached (this project's machines reach PyPI only), the sessions 
 PyPI, where torch 2.14 and 2.15 for Linux are CUDA builds of several GB; the default sessions stay
 on 2.13, a local CPU wheel there. The workflows set PIP_EXTRA_INDEX_URL to the CPU index as well.
 
-`build` checks first that a C++20 compiler is there (ci/preflight.py; no OpenCL headers are
-needed), and `lint` that clang-format is; what is missing is listed with the command that
-installs it. Sessions that need an OpenCL device (test, kernels, bench, oclgrind, stress) get one from PoCL on Linux
-x86_64 (pip's pocl-binary-distribution has wheels for no other platform); elsewhere they use the
-machine's OpenCL, and skip with the reason when there is none.
+`build` checks first that a C++20 compiler is there (ci/preflight.py; no OpenCL headers are needed),
+and `lint` that clang-format is; what is missing is listed with the command that installs it.
+Sessions that need an OpenCL device (test, kernels, bench, oclgrind, stress) get one from PoCL on
+Linux x86_64 (pip's pocl-binary-distribution has wheels for no other platform); elsewhere they use
+the machine's OpenCL, and skip with the reason when there is none.
 """
 
 from __future__ import annotations
