@@ -2,10 +2,11 @@
 
 Inductor (torch.compile's default backend) looks up torch.ocl.Scheduling, PythonWrapperCodegen,
 CppWrapperCodegen and WrapperFxCodegen for a PrivateUse1 device. The first two are the OpenCL
-C code generator (python/torch_ocl/_inductor/, imported only when Inductor asks). Inductor's
-C++ wrapper (``torch._inductor.config.cpp_wrapper``, AOTInductor) and FX wrapper
-(``config.fx_wrapper``) have no ocl version: those names are classes that refuse with the way
-out instead of an assertion deep inside Inductor.
+C code generator (python/torch_ocl/_inductor/, imported only when Inductor asks; its backend.py
+registers the backend itself, with a graph pass, so CppWrapperCodegen is None for the lookup).
+Inductor's C++ wrapper (``torch._inductor.config.cpp_wrapper``, AOTInductor) and FX wrapper
+(``config.fx_wrapper``) have no ocl version: they are registered as the classes below, which
+refuse with the way out instead of an assertion deep inside Inductor.
 """
 
 from __future__ import annotations

@@ -167,6 +167,32 @@ def test_extern_matmul_and_fused_epilogue():
     close(out, fn(a, b, c).float(), rtol=1e-4, atol=1e-5)
 
 
+def test_cpu_scalar_tensor_operands():
+    # A 0-dim CPU tensor mixed with ocl tensors, first or second: eager runs the op on ocl, and
+    # so must the compiled graph (Inductor would otherwise make a CPU kernel of it).
+    def fn(s, x):
+        return s * x + x / s
+
+    s = torch.tensor(2.5, dtype=torch.float64)
+    x = torch.randn(6, 4, dtype=torch.float64)
+    out = compiled(fn)(s.float(), x.float().to(DEVICE))
+    assert out.device.type == "ocl"
+    close(out, fn(s, x).float(), rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_forward_and_refused_backward():
+    emb = torch.nn.Embedding(10, 3)
+    idx = torch.tensor([[1, 2, 9], [0, 0, 5]])
+    dev = copy.deepcopy(emb).to(DEVICE)
+    out = compiled(lambda i: dev(i) * 2)(idx.to(DEVICE))
+    close(out, emb(idx).detach() * 2)
+    # Its backward accumulates rows with atomic stores, not generated yet: a clear refusal.
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="stores with mode 'atomic_add'") as info:
+        torch.compile(lambda i: dev(i).sum())(idx.to(DEVICE)).backward()
+    assert "backend='aot_eager'" in str(info.value)
+
+
 def test_mlp_training_step_matches_eager():
     torch.manual_seed(0)
     model = torch.nn.Sequential(
