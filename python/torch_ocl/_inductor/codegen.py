@@ -137,6 +137,27 @@ _PREAMBLE = r"""
   ((fmod(a, b) != 0 && ((fmod(a, b) < 0) != ((b) < 0))) ? fmod(a, b) + (b) : fmod(a, b))
 #define OCL_MAXP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
 #define OCL_MINP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
+// Random numbers of Inductor's ops.rand/randn/randint64: Philox4x32-10 (kernels/common.clh)
+// keyed by the seed, with the element's offset as the counter.
+inline uint4 ocl_philox(long seed, long offset) {
+  uint x0, x1, x2, x3;
+  PHILOX4X32_10((ulong)offset, (uint)seed, (uint)((ulong)seed >> 32), x0, x1, x2, x3);
+  return (uint4)(x0, x1, x2, x3);
+}
+inline float ocl_rand(long seed, long offset) {  // uniform in [0, 1)
+  return (float)(ocl_philox(seed, offset).x >> 8) * 5.9604644775390625e-8f;
+}
+inline float ocl_randn(long seed, long offset) {  // standard normal (Box-Muller)
+  const uint4 r = ocl_philox(seed, offset);
+  const float u1 = (float)((r.x >> 8) + 1u) * 5.9604644775390625e-8f;  // (0, 1]
+  const float u2 = (float)(r.y >> 8) * 5.9604644775390625e-8f;
+  return sqrt(-2.0f * log(u1)) * cos(6.283185307179586f * u2);
+}
+inline long ocl_randint64(long seed, long offset, long low, long high) {
+  const uint4 r = ocl_philox(seed, offset);
+  const ulong bits = ((ulong)r.y << 32) | (ulong)r.x;
+  return low + (long)(bits % (ulong)(high - low));
+}
 """
 
 
@@ -464,18 +485,20 @@ class OclOverrides(OpOverrides):
     def round(x: Any) -> str:
         return f"rint({x})"
 
+    # Random numbers: Philox keyed by Inductor's per-graph seed (drawn on the device from the
+    # ocl generator, so torch.manual_seed makes them repeatable); not eager's sequence, as on
+    # every Inductor device.
     @staticmethod
     def rand(seed: Any, offset: Any) -> str:
-        raise OclCodegenError(
-            "does not generate random numbers inside kernels yet (set "
-            "torch._inductor.config.fallback_random = True to call the native ops)"
-        )
+        return f"ocl_rand({seed}, {offset})"
 
-    randn = rand
+    @staticmethod
+    def randn(seed: Any, offset: Any) -> str:
+        return f"ocl_randn({seed}, {offset})"
 
     @staticmethod
     def randint64(seed: Any, offset: Any, low: Any, high: Any) -> str:
-        return OclOverrides.rand(seed, offset)
+        return f"ocl_randint64({seed}, {offset}, {low}, {high})"
 
 
 # Unary and binary math with the same name in OpenCL C (float arguments; integers are promoted
