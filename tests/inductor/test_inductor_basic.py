@@ -180,17 +180,30 @@ def test_cpu_scalar_tensor_operands():
     close(out, fn(s, x).float(), rtol=1e-5, atol=1e-6)
 
 
-def test_embedding_forward_and_refused_backward():
+def test_embedding_forward_and_backward():
+    # The backward accumulates rows of repeated indices with atomic float adds.
     emb = torch.nn.Embedding(10, 3)
-    idx = torch.tensor([[1, 2, 9], [0, 0, 5]])
+    idx = torch.tensor([[1, 2, 9], [0, 0, 5], [1, 1, 1]])
     dev = copy.deepcopy(emb).to(DEVICE)
-    out = compiled(lambda i: dev(i) * 2)(idx.to(DEVICE))
-    close(out, emb(idx).detach() * 2)
-    # Its backward accumulates rows with atomic stores, not generated yet: a clear refusal.
-    torch._dynamo.reset()
-    with pytest.raises(Exception, match="stores with mode 'atomic_add'") as info:
-        torch.compile(lambda i: dev(i).sum())(idx.to(DEVICE)).backward()
-    assert "backend='aot_eager'" in str(info.value)
+    out = compiled(lambda i: (dev(i) ** 2).sum())(idx.to(DEVICE))
+    out.backward()
+    expected = (emb(idx) ** 2).sum()
+    expected.backward()
+    close(out, expected.detach(), rtol=1e-5, atol=1e-5)
+    close(dev.weight.grad, emb.weight.grad, rtol=1e-5, atol=1e-6)
+
+
+def accumulate(x, i, v):
+    return x.index_put((i,), v, accumulate=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_index_put_accumulate_with_repeated_indices(dtype):
+    i = torch.tensor([0, 3, 3, 6, 0, 0])
+    x = torch.randint(-5, 5, (7, 4)).to(dtype)
+    v = torch.randint(-5, 5, (6, 4)).to(dtype)
+    out = compiled(accumulate)(x.to(DEVICE), i.to(DEVICE), v.to(DEVICE))
+    close(out, accumulate(x, i, v))
 
 
 def test_mlp_training_step_matches_eager():

@@ -137,6 +137,17 @@ _PREAMBLE = r"""
   ((fmod(a, b) != 0 && ((fmod(a, b) < 0) != ((b) < 0))) ? fmod(a, b) + (b) : fmod(a, b))
 #define OCL_MAXP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
 #define OCL_MINP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
+// Atomic float add for scatter stores (index_put with accumulate, embedding backward): a
+// compare-and-swap loop that compares bit patterns as integers (a NaN in memory never makes a
+// float comparison succeed, so comparing floats would spin forever).
+inline void ocl_atomic_add_float(__global float* p, float v) {
+  volatile __global uint* u = (volatile __global uint*)p;
+  uint old = *u, seen;
+  do {
+    seen = old;
+    old = atomic_cmpxchg(u, seen, as_uint(as_float(seen) + v));
+  } while (old != seen);
+}
 // Random numbers of Inductor's ops.rand/randn/randint64: Philox4x32-10 (kernels/common.clh)
 // keyed by the seed, with the element's offset as the counter.
 inline uint4 ocl_philox(long seed, long offset) {
@@ -594,12 +605,18 @@ class OclKernel(SIMDKernel):
         return self.cse.generate(self.loads, line, dtype=dtype)
 
     def store(self, name: str, index: sympy.Expr, value: CSEVariable, mode: Any = None) -> None:
-        if mode is not None:
-            raise OclCodegenError(f"does not generate stores with mode {mode!r} yet")
         var = self.args.output(name)
         index = self.prepare_indexing(index)
         dtype = V.graph.get_dtype(name)
-        line = f"{var}[{self.index_to_str(index)}] = {_convert(value, dtype)};"
+        where = f"{var}[{self.index_to_str(index)}]"
+        if mode is None:
+            line = f"{where} = {_convert(value, dtype)};"
+        elif mode == "atomic_add" and dtype == torch.float32:
+            line = f"ocl_atomic_add_float(&{where}, (float)({value}));"
+        elif mode == "atomic_add" and dtype == torch.int32:
+            line = f"atomic_add((volatile __global int*)&{where}, (int)({value}));"
+        else:
+            raise OclCodegenError(f"does not generate {dtype} stores with mode {mode!r} yet")
         if self.is_reduction_kernel and not self.inside_reduction:
             line = f"if (r0_lane == 0) {line}"
         self.stores.writeline(DeferredLine(name, line))
