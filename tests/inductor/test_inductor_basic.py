@@ -270,6 +270,29 @@ def test_random_numbers_in_kernels():
     assert torch.equal(fn(x)[0].cpu(), y)  # torch.manual_seed repeats them
 
 
+def test_float64_works_and_is_refused_without_fp64(monkeypatch):
+    from torch_ocl._inductor import codegen
+
+    def fn(x):
+        return (x * 3).sin() + 1
+
+    x = torch.randn(5, 3, dtype=torch.float64)
+    if torch.ocl.get_device_properties().supports_fp64:
+        close(compiled(fn)(x.to(DEVICE)), fn(x), rtol=1e-12, atol=1e-12)
+    # A device without cl_khr_fp64: refused while generating, before any build or launch.
+    # (Inductor's caches would serve the graph compiled above without generating it again.)
+    monkeypatch.setattr(codegen, "device_has_fp64", lambda index: False)
+    torch._dynamo.reset()
+    with (
+        torch._inductor.config.patch(fx_graph_cache=False),
+        torch._functorch.config.patch(enable_autograd_cache=False),
+        pytest.raises(Exception, match="no float64 support") as info,
+    ):
+        torch.compile(fn)(x.to(DEVICE))
+    assert "backend='aot_eager'" in str(info.value)
+    torch._dynamo.reset()
+
+
 def test_unsupported_op_refuses_with_the_way_out():
     def special(x):
         return torch.special.erfinv(x * 0.5)

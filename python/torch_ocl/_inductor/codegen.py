@@ -76,7 +76,27 @@ _STORE_TYPE = {
 _COMPUTE_TYPE = {**_STORE_TYPE, torch.bool: "bool", torch.float16: "float", torch.bfloat16: "float"}
 
 
+def device_has_fp64(index: int) -> bool:
+    return torch.ocl.get_device_properties(index).supports_fp64
+
+
+def _check_fp64(dtype: torch.dtype | None) -> None:
+    """float64 in a kernel for a device without cl_khr_fp64 is refused before anything is
+    built (the OpenCL compiler would reject `double`)."""
+    if dtype != torch.float64:
+        return
+    device = V.graph.get_current_device_or_throw() if V.graph else None
+    index = device.index if device is not None and device.index is not None else None
+    index = torch.ocl.current_device() if index is None else index
+    if not device_has_fp64(index):
+        raise OclCodegenError(
+            f"cannot compute float64 on ocl:{index}, which has no float64 support "
+            "(cl_khr_fp64); use float32 tensors"
+        )
+
+
 def store_type(dtype: torch.dtype) -> str:
+    _check_fp64(dtype)
     try:
         return _STORE_TYPE[dtype]
     except KeyError:
@@ -86,6 +106,7 @@ def store_type(dtype: torch.dtype) -> str:
 def compute_type(dtype: torch.dtype | None) -> str:
     if dtype is None:
         return "__auto_type"  # not expected: every value Inductor makes has a dtype
+    _check_fp64(dtype)
     try:
         return _COMPUTE_TYPE[dtype]
     except KeyError:
