@@ -149,6 +149,16 @@ def test_mark_dynamic_batch_compiles_once():
     assert counters["stats"]["unique_graphs"] == 1
 
 
+def test_fx_graph_cache_key_covers_the_generator():
+    # Inductor's FX graph cache keys on the backend pass's uuid: it carries a digest of the
+    # code generator's sources, so wrapper code cached by another torch-ocl is never reused.
+    from torch._inductor.codegen.common import custom_backend_passes, init_backend_registration
+
+    init_backend_registration()
+    uuid = custom_backend_passes["ocl"].uuid()
+    assert uuid.startswith("torch_ocl.CpuScalarsToDevice.v1:") and len(uuid.split(":")[1]) == 64
+
+
 def test_generated_source_is_visible():
     a = torch.randn(8, 8, device=DEVICE)
     torch._dynamo.reset()
@@ -271,7 +281,7 @@ def test_random_numbers_in_kernels():
 
 
 def test_float64_works_and_is_refused_without_fp64(monkeypatch):
-    from torch_ocl._inductor import codegen
+    from torch_ocl._inductor import dtypes
 
     def fn(x):
         return (x * 3).sin() + 1
@@ -281,7 +291,7 @@ def test_float64_works_and_is_refused_without_fp64(monkeypatch):
         close(compiled(fn)(x.to(DEVICE)), fn(x), rtol=1e-12, atol=1e-12)
     # A device without cl_khr_fp64: refused while generating, before any build or launch.
     # (Inductor's caches would serve the graph compiled above without generating it again.)
-    monkeypatch.setattr(codegen, "device_has_fp64", lambda index: False)
+    monkeypatch.setattr(dtypes, "device_has_fp64", lambda index: False)
     torch._dynamo.reset()
     with (
         torch._inductor.config.patch(fx_graph_cache=False),

@@ -12,9 +12,9 @@ from __future__ import annotations
 from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
 from .._compile import NoCppWrapper, NoFxWrapper
-from .codegen import OclScheduling
 from .device_op_overrides import OclDeviceOpOverrides
 from .passes import CpuScalarsToDevice
+from .scheduling import OclScheduling
 from .wrapper import OclWrapperCodegen
 
 Scheduling = OclScheduling

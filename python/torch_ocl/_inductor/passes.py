@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import pathlib
+
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphModulePass
 
@@ -57,4 +61,19 @@ class CpuScalarsToDevice(CustomGraphModulePass):
             gm.recompile()
 
     def uuid(self) -> str:
-        return "torch_ocl.CpuScalarsToDevice.v1"
+        # Inductor keys its FX graph cache on the uuids of the backends' passes, and on nothing
+        # else of an out-of-tree code generator: the generator's own source is part of this one,
+        # so a changed torch-ocl never gets wrapper code cached by another version.
+        return f"torch_ocl.CpuScalarsToDevice.v1:{_generator_digest()}"
+
+
+@functools.cache
+def _generator_digest() -> str:
+    """sha256 of torch_ocl/_inductor/*.py and the package's version."""
+    from .._version import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
