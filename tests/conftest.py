@@ -51,6 +51,7 @@ OPS_DIR = TESTS_DIR / "ops"
 RUNTIME_DIR = TESTS_DIR / "runtime"
 MODELS_DIR = TESTS_DIR / "models"
 PROFILER_DIR = TESTS_DIR / "profiler"
+INDUCTOR_DIR = TESTS_DIR / "inductor"
 
 
 def pytest_configure(config):
@@ -69,7 +70,7 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="no OpenCL device: " + torch.ocl.why_unavailable())
     for item in items:
-        suites = (OPS_DIR, RUNTIME_DIR, MODELS_DIR, PROFILER_DIR)
+        suites = (OPS_DIR, RUNTIME_DIR, MODELS_DIR, PROFILER_DIR, INDUCTOR_DIR)
         in_suite = any(_under(item.fspath, d) for d in suites)
         if in_suite and item.get_closest_marker("no_device") is None:
             item.add_marker(skip)

@@ -73,6 +73,7 @@ typedef cl_uint cl_command_queue_info;
 typedef cl_bitfield cl_mem_flags;
 typedef cl_bitfield cl_mem_migration_flags;
 typedef cl_uint cl_mem_info;
+typedef cl_uint cl_mem_object_type;
 typedef cl_uint cl_buffer_create_type;
 typedef cl_bitfield cl_map_flags;
 typedef cl_uint cl_program_info;
@@ -223,6 +224,7 @@ typedef cl_uint cl_profiling_info;
 #define CL_MEM_CONTEXT 0x1106
 #define CL_MEM_ASSOCIATED_MEMOBJECT 0x1107
 #define CL_MEM_OFFSET 0x1108
+#define CL_MEM_OBJECT_BUFFER 0x10F0  // cl_mem_object_type
 
 // ---- cl_program_info, cl_program_build_info ----------------------------------------------------
 #define CL_PROGRAM_REFERENCE_COUNT 0x1160

@@ -697,15 +697,8 @@ class ThreadKernels {
 };
 
 // The shared kernel for (program key, kernel name): created once, kept for the process.
-cl_kernel create_shared_kernel(int device, const char* file, const char* kernel,
-                               const std::string& options, const std::string& key,
-                               const std::string& kernel_key) {
-  const ProgramSource source{options, std::string("kernels/") + file, [file] {
-                               const std::string body = embedded_kernel(file);
-                               TORCH_CHECK(!body.empty(), "torch-ocl: no embedded kernel file ",
-                                           file);
-                               return embedded_kernel("common.clh") + "\n" + body;
-                             }};
+cl_kernel create_shared_kernel(int device, const ProgramSource& source, const char* kernel,
+                               const std::string& key, const std::string& kernel_key) {
   const auto [k, program] = create_kernel(device, program_slot(key), source, kernel);
   std::lock_guard<std::mutex> lock(g_mutex);
   auto [it, inserted] = g_kernels.emplace(kernel_key, k);
@@ -752,9 +745,36 @@ cl_kernel get_kernel(int device, const char* file, const char* kernel, const std
     auto it = g_kernels.find(kernel_key);
     if (it != g_kernels.end()) found = it->second;
   }
-  if (!found) found = create_shared_kernel(device, file, kernel, options, key, kernel_key);
+  if (!found) {
+    const ProgramSource source{options, std::string("kernels/") + file, [file] {
+                                 const std::string body = embedded_kernel(file);
+                                 TORCH_CHECK(!body.empty(), "torch-ocl: no embedded kernel file ",
+                                             file);
+                                 return embedded_kernel("common.clh") + "\n" + body;
+                               }};
+    found = create_shared_kernel(device, source, kernel, key, kernel_key);
+  }
   seen.emplace(std::move(kernel_key), found);
   return found;
+}
+
+std::string source_program_text(const std::string& source) {
+  return embedded_kernel("common.clh") + "\n" + source;
+}
+
+cl_kernel get_source_kernel(int device, const std::string& source, const std::string& kernel,
+                            const std::string& options, const std::string& what) {
+  // Run-time sources are few and each is looked up once per handle (runtime/SourceKernel.cpp
+  // keeps the result), so no per-thread map here: the global lock is taken once per call.
+  const std::string key = program_key(device, "source:" + source, options);
+  const std::string kernel_key = key + '|' + kernel;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_kernels.find(kernel_key);
+    if (it != g_kernels.end()) return it->second;
+  }
+  const ProgramSource spec{options, what, [&source] { return source_program_text(source); }};
+  return create_shared_kernel(device, spec, kernel.c_str(), key, kernel_key);
 }
 
 cl_kernel thread_kernel(cl_kernel shared) {

@@ -42,6 +42,16 @@ int64_t thread_kernel_count();
 // and throws like get_kernel does on failure (test hook).
 void build_source_for_test(int device, const std::string& source, const std::string& options);
 
+// The kernel `kernel` of a program made at run time from `source` (kernels/common.clh is put in
+// front of it, as for kernels/*.cl) built with `options` (plus the device's own options) for
+// `device`: the same in-memory and disk caches, thread safety and per-thread copies as
+// get_kernel (KernelLaunch takes it). `what` names the program in error messages. Builds on first
+// use; throws with the compiler log on failure.
+cl_kernel get_source_kernel(int device, const std::string& source, const std::string& kernel,
+                            const std::string& options, const std::string& what);
+// The full text get_source_kernel compiles for `source` (the lines a compiler log refers to).
+std::string source_program_text(const std::string& source);
+
 // The directory of the disk cache ("" when TORCH_OCL_CACHE=0 or no location is known).
 std::string cache_directory();
 // What a device's compiled code depends on besides the source: its name, vendor, driver and

@@ -18,8 +18,7 @@ from ._version import __version__
 
 _native.load()
 
-from . import _dlpack, amp, interop, memory, profiler, random, streams, tuning  # noqa: E402
-from ._compile import NoInductorCodegen  # noqa: E402
+from . import _dlpack, _inductor, amp, interop, memory, profiler, random, streams, tuning  # noqa: E402
 from ._device import (  # noqa: E402
     DeviceProperties,
     batch_stats,
@@ -87,9 +86,6 @@ from .tuning import DeviceProfile, device_profile, gemm_tile, tune_gemm  # noqa:
 # and the gradients came out silently wrong. The state exists once torch_ocl is imported.
 _initialized = True
 
-# Inductor's per-device code generators (see _compile.py): each refuses with the way out.
-Scheduling = PythonWrapperCodegen = CppWrapperCodegen = WrapperFxCodegen = NoInductorCodegen
-
 
 def _is_in_bad_fork() -> bool:
     return torch.ops.ocl.is_in_bad_fork()
@@ -130,6 +126,24 @@ class _OclModule(types.ModuleType):
     def tuning_enabled(self, value: bool) -> None:
         torch.ops.ocl.set_tuning_enabled(bool(value))
 
+    # Inductor's per-device code generators (torch.compile; see _compile.py and _inductor/):
+    # looked up by Inductor's init_backend_registration, imported only then.
+    @property
+    def Scheduling(self):  # noqa: N802 - the name Inductor looks up
+        return _inductor.backend_class("Scheduling")
+
+    @property
+    def PythonWrapperCodegen(self):  # noqa: N802
+        return _inductor.backend_class("PythonWrapperCodegen")
+
+    @property
+    def CppWrapperCodegen(self):  # noqa: N802
+        return _inductor.backend_class("CppWrapperCodegen")
+
+    @property
+    def WrapperFxCodegen(self):  # noqa: N802
+        return _inductor.backend_class("WrapperFxCodegen")
+
 
 def _register() -> None:
     if torch._C._get_privateuse1_backend_name() != "ocl":
@@ -145,6 +159,7 @@ def _register() -> None:
 sys.modules[__name__].__class__ = _OclModule
 _register()
 _dlpack.install()
+_inductor.install()
 
 from . import distributed  # noqa: E402
 

@@ -1,33 +1,53 @@
-"""torch.compile on ocl: what inductor finds when it looks for the device's code generator.
+"""torch.compile on ocl: what Inductor finds when it looks for the device's code generators.
 
 Inductor (torch.compile's default backend) looks up torch.ocl.Scheduling, PythonWrapperCodegen,
-CppWrapperCodegen and WrapperFxCodegen for a PrivateUse1 device. torch-ocl has no inductor code
-generator (its kernels are OpenCL C, not Triton or C++), so each of these names a class that
-refuses with the way out, instead of inductor's bare assertion. Other backends work:
-``backend="aot_eager"`` runs the captured graph (forward and backward) op by op on ocl.
+CppWrapperCodegen and WrapperFxCodegen for a PrivateUse1 device. The first two are the OpenCL
+C code generator (python/torch_ocl/_inductor/, imported only when Inductor asks; its backend.py
+registers the backend itself, with a graph pass, so CppWrapperCodegen is None for the lookup).
+Inductor's C++ wrapper (``torch._inductor.config.cpp_wrapper``, AOTInductor) and FX wrapper
+(``config.fx_wrapper``) have no ocl version: they are registered as the classes below, which
+refuse with the way out instead of an assertion deep inside Inductor.
 """
 
 from __future__ import annotations
 
-_MESSAGE = (
-    "torch-ocl: torch.compile's default backend (inductor) has no code generator for the ocl "
-    "device. Use torch.compile(model, backend='aot_eager'), which runs the captured graph op by "
-    "op on ocl (autograd included), or run the model without torch.compile."
+_WAY_OUT = (
+    "Leave the option off (the default Python wrapper works on ocl), or use "
+    "torch.compile(model, backend='aot_eager'), which runs the captured graph op by op on ocl."
 )
 
 
 class _Refuses(type):
-    """Any attribute inductor asks the class for (supports_caching, create, ...) raises."""
+    """Any attribute Inductor asks the class for (create, ...) raises the class's message;
+    ``supports_caching`` is answered (Inductor asks it of every device's wrapper)."""
 
     def __getattr__(cls, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise RuntimeError(_MESSAGE)
+        if name == "supports_caching":
+            return False
+        raise RuntimeError(cls._message)
 
 
-class NoInductorCodegen(metaclass=_Refuses):
-    """Stands for inductor's scheduling and wrapper code generators on ocl: creating one, or
-    asking it anything, raises."""
+class NoCppWrapper(metaclass=_Refuses):
+    """Stands for Inductor's C++ wrapper code generator on ocl: using it raises."""
+
+    _message = (
+        "torch-ocl: Inductor's C++ wrapper (torch._inductor.config.cpp_wrapper, AOTInductor) "
+        "has no ocl version. " + _WAY_OUT
+    )
 
     def __init__(self, *args, **kwargs) -> None:
-        raise RuntimeError(_MESSAGE)
+        raise RuntimeError(self._message)
+
+
+class NoFxWrapper(metaclass=_Refuses):
+    """Stands for Inductor's FX wrapper code generator on ocl: using it raises."""
+
+    _message = (
+        "torch-ocl: Inductor's FX wrapper (torch._inductor.config.fx_wrapper) has no ocl "
+        "version. " + _WAY_OUT
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise RuntimeError(self._message)

@@ -1,5 +1,7 @@
-"""torch.compile on ocl (python/torch_ocl/_compile.py): inductor refuses with the way out,
-aot_eager runs the captured graph natively, and other devices keep inductor."""
+"""torch.compile on ocl (python/torch_ocl/_compile.py, _inductor/): the default backend
+(inductor) runs with generated OpenCL kernels, what it cannot serve refuses with the way out,
+aot_eager runs the captured graph natively, and other devices keep inductor. The generated
+kernels themselves are tested in tests/inductor."""
 
 from __future__ import annotations
 
@@ -14,11 +16,19 @@ def _fn(a):
     return (a * 2).sin().sum()
 
 
-def test_inductor_on_ocl_names_the_way_out():
+def test_inductor_runs_on_ocl():
     torch._dynamo.reset()
-    compiled = torch.compile(_fn)
-    with pytest.raises(Exception, match="torch-ocl: torch.compile's default backend") as info:
-        compiled(torch.randn(4, 8, device=DEVICE))
+    x = torch.randn(4, 8, dtype=torch.float64)
+    out = torch.compile(_fn)(x.float().to(DEVICE))
+    torch.testing.assert_close(out.cpu(), _fn(x).float(), rtol=1e-5, atol=1e-5)
+    torch._dynamo.reset()
+
+
+def test_cpp_wrapper_refuses_with_the_way_out():
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(cpp_wrapper=True):
+        with pytest.raises(Exception, match="C\\+\\+ wrapper .* has no ocl version") as info:
+            torch.compile(_fn)(torch.randn(4, 8, device=DEVICE))
     assert "backend='aot_eager'" in str(info.value)
     torch._dynamo.reset()
 

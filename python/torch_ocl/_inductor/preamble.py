@@ -1,0 +1,53 @@
+"""OpenCL C put in front of every generated kernel (after kernels/common.clh)."""
+
+from __future__ import annotations
+
+# Helpers every generated kernel may use (beside kernels/common.clh): integer floor division
+# and modulo with Python's signs, float remainder with the divisor's sign, NaN-propagating
+# max/min, and the type of floating scalar arguments.
+PREAMBLE = r"""
+#ifdef TORCH_OCL_FP64
+#define OCL_SCALAR_T double
+#else
+#define OCL_SCALAR_T float
+#endif
+#define OCL_IFLOORDIV(a, b) (((a) / (b)) - ((((a) % (b)) != 0) && (((a) < 0) != ((b) < 0))))
+#define OCL_IMOD(a, b) \
+  ((((a) % (b)) != 0 && ((((a) % (b)) < 0) != ((b) < 0))) ? ((a) % (b)) + (b) : ((a) % (b)))
+#define OCL_FREM(a, b) \
+  ((fmod(a, b) != 0 && ((fmod(a, b) < 0) != ((b) < 0))) ? fmod(a, b) + (b) : fmod(a, b))
+#define OCL_MAXP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
+#define OCL_MINP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
+// Atomic float add for scatter stores (index_put with accumulate, embedding backward): a
+// compare-and-swap loop that compares bit patterns as integers (a NaN in memory never makes a
+// float comparison succeed, so comparing floats would spin forever).
+inline void ocl_atomic_add_float(__global float* p, float v) {
+  volatile __global uint* u = (volatile __global uint*)p;
+  uint old = *u, seen;
+  do {
+    seen = old;
+    old = atomic_cmpxchg(u, seen, as_uint(as_float(seen) + v));
+  } while (old != seen);
+}
+// Random numbers of Inductor's ops.rand/randn/randint64: Philox4x32-10 (kernels/common.clh)
+// keyed by the seed, with the element's offset as the counter.
+inline uint4 ocl_philox(long seed, long offset) {
+  uint x0, x1, x2, x3;
+  PHILOX4X32_10((ulong)offset, (uint)seed, (uint)((ulong)seed >> 32), x0, x1, x2, x3);
+  return (uint4)(x0, x1, x2, x3);
+}
+inline float ocl_rand(long seed, long offset) {  // uniform in [0, 1)
+  return (float)(ocl_philox(seed, offset).x >> 8) * 5.9604644775390625e-8f;
+}
+inline float ocl_randn(long seed, long offset) {  // standard normal (Box-Muller)
+  const uint4 r = ocl_philox(seed, offset);
+  const float u1 = (float)((r.x >> 8) + 1u) * 5.9604644775390625e-8f;  // (0, 1]
+  const float u2 = (float)(r.y >> 8) * 5.9604644775390625e-8f;
+  return sqrt(-2.0f * log(u1)) * cos(6.283185307179586f * u2);
+}
+inline long ocl_randint64(long seed, long offset, long low, long high) {
+  const uint4 r = ocl_philox(seed, offset);
+  const ulong bits = ((ulong)r.y << 32) | (ulong)r.x;
+  return low + (long)(bits % (ulong)(high - low));
+}
+"""
