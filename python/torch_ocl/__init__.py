@@ -156,6 +156,13 @@ def _register() -> None:
         )
 
 
+def _inductor_backend_init() -> None:
+    """torch >= 2.15 calls this (``torch.<device>._inductor_backend_init``) before a compilation
+    until the device has an Inductor backend: importing the code generator registers it. Older
+    torch finds the backend through ``torch.ocl.Scheduling`` (``_inductor.backend_class``)."""
+    _inductor.backend_class("Scheduling")
+
+
 sys.modules[__name__].__class__ = _OclModule
 _register()
 _dlpack.install()
