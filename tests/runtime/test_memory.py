@@ -331,9 +331,13 @@ def test_inactive_split_counts_free_parts_of_used_segments():
 
 def test_active_includes_blocks_waiting_for_another_stream():
     side = torch.ocl.Stream()
+    # Blocks that earlier tests freed for other streams are retired first (an allocation retires
+    # those whose streams are done), so that only this test's blocks change the figures below.
     torch.ocl.synchronize()
+    torch.empty(1, device=DEVICE)  # freed at once
     before = torch.ocl.memory_stats()
     x = torch.ones(3 * MIB // 4, device=DEVICE)
+    side.wait_stream(torch.ocl.current_stream())  # x is written on the current stream
     with torch.ocl.stream(side):
         y = x * 2
     both = torch.ocl.memory_stats()
