@@ -8,6 +8,7 @@
 #include "runtime/OclApi.h"
 #include "runtime/Stream.h"
 #include "runtime/Sync.h"
+#include "runtime/TimingMarker.h"
 
 namespace torch_ocl {
 namespace {
@@ -77,7 +78,11 @@ struct OclGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     }
     cl_command_queue q = queue_of(stream);
     cl_event marker = nullptr;
-    OCL_CHECK(cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker));
+    if (e->timing) {
+      marker = enqueue_timing_marker(stream.device_index(), q);  // timestamps on every driver
+    } else {
+      OCL_CHECK(cl().clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker));
+    }
     flush(q);
     if (e->event) cl().clReleaseEvent(e->event);
     e->event = marker;
