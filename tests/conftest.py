@@ -11,7 +11,6 @@ nothing there depends on this file.
 from __future__ import annotations
 
 import importlib.util
-import os
 import pathlib
 import sys
 import types
@@ -41,6 +40,7 @@ from ocl_testing import (  # noqa: E402, F401  (re-exported for the test modules
     Shape,
     assert_ocl_close,
     check_op,
+    child_python_env,
     cpu_reference,
     make_cpu,
     ocl_available,
@@ -97,13 +97,7 @@ def device():
 def subprocess_env():
     """A copy of os.environ for a child Python that imports torch_ocl from this checkout (its
     PYTHONPATH passed through, the package's parent directory added)."""
-    env = dict(os.environ)
-    here = str(pathlib.Path(torch_ocl.__file__).resolve().parent.parent)
-    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if here not in parts:
-        parts.insert(0, here)
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    return env
+    return child_python_env()
 
 
 _FILE_SECONDS: dict[str, float] = {}

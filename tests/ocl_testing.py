@@ -6,6 +6,8 @@ rounding matters). tests/conftest.py re-exports them and adds the fixtures.
 from __future__ import annotations
 
 import dataclasses
+import os
+import pathlib
 import sys
 from collections.abc import Callable
 
@@ -227,3 +229,15 @@ def parse_tuning_lines(text: str) -> list[tuple[str, str]]:
         if len(parts) == 3 and tuning_line(parts[0], parts[1]) == line + "\n":
             out.append((parts[0], parts[1]))
     return out
+
+
+def child_python_env() -> dict[str, str]:
+    """A copy of os.environ for a child Python that imports torch_ocl from this checkout (its
+    PYTHONPATH passed through, the package's parent directory added)."""
+    env = dict(os.environ)
+    here = str(pathlib.Path(torch_ocl.__file__).resolve().parent.parent)
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if here not in parts:
+        parts.insert(0, here)
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env

@@ -15,19 +15,14 @@ import sys
 import tempfile
 import time
 
-import torch_ocl
+from ocl_testing import child_python_env
 
 HERE = pathlib.Path(__file__).resolve().parent
 RANKS = HERE / "ranks.py"
 
 
 def child_env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    here = str(pathlib.Path(torch_ocl.__file__).resolve().parent.parent)
-    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if here not in parts:
-        parts.insert(0, here)
-    env["PYTHONPATH"] = os.pathsep.join(parts)
+    env = child_python_env()
     env.setdefault("TORCH_OCL_FALLBACK", "error")
     env.update(extra or {})
     return env
