@@ -96,6 +96,9 @@ std::vector<int64_t> mask_target(const at::Tensor& q, const at::Tensor& k) {
   return s;
 }
 
+// Sizes are read as SymInts: under torch.compile with dynamic shapes, ATen's composite
+// scaled_dot_product_attention asks this choice with fake tensors of symbolic sizes (numel()
+// would throw); comparing SymInts records guards on the shapes, as the choice must.
 bool fused_supported(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
                      bool enable_gqa) {
@@ -105,19 +108,25 @@ bool fused_supported(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   const at::ScalarType t = q.scalar_type();
   if (!fused_dtype(t) || k.scalar_type() != t || v.scalar_type() != t) return false;
   if (k.device() != q.device() || v.device() != q.device()) return false;
-  if (q.numel() == 0 || k.numel() == 0 || v.numel() == 0) return false;
-  if (dim == 4 && (k.size(0) != q.size(0) || v.size(0) != q.size(0))) return false;
-  const int64_t H = q.size(-3), HK = k.size(-3);
-  if (v.size(-3) != HK || v.size(-2) != k.size(-2) || k.size(-1) != q.size(-1)) return false;
+  if (q.sym_numel() == 0 || k.sym_numel() == 0 || v.sym_numel() == 0) return false;
+  if (dim == 4 && (k.sym_size(0) != q.sym_size(0) || v.sym_size(0) != q.sym_size(0))) return false;
+  const c10::SymInt H = q.sym_size(-3), HK = k.sym_size(-3);
+  if (v.sym_size(-3) != HK || v.sym_size(-2) != k.sym_size(-2) ||
+      k.sym_size(-1) != q.sym_size(-1)) {
+    return false;
+  }
   if (H % HK != 0 || !(HK == H || HK == 1 || enable_gqa)) return false;
-  const int64_t dqk = q.size(-1), dv = v.size(-1);
+  const int64_t dqk = q.sym_size(-1).guard_int(__FILE__, __LINE__);
+  const int64_t dv = v.sym_size(-1).guard_int(__FILE__, __LINE__);
   if (dqk > kMaxHeadDim || dv > kMaxHeadDim) return false;
   if (!(dropout_p >= 0 && dropout_p < 1)) return false;
   if (mask && mask->defined()) {
     if (mask->device() != q.device() || mask->is_nested()) return false;
     const at::ScalarType mt = mask->scalar_type();
     if (mt != at::kBool && mt != at::kFloat && mt != t) return false;
-    if (!at::is_expandable_to(mask->sizes(), mask_target(q, k))) return false;
+    c10::SymDimVector target(q.sym_sizes().begin(), q.sym_sizes().end());
+    target.back() = k.sym_size(-2);
+    if (!at::is_expandable_to(mask->sym_sizes(), target)) return false;
   }
   return work_split(q.device().index(), dqk, dv).has_value();
 }

@@ -60,3 +60,32 @@ class _Encoder(torch.nn.Module):
 def test_transformer_encoder_training_step():
     torch.manual_seed(0)
     check_training_step(_Encoder(), torch.randint(50, (3, 7)), torch.randint(5, (3,)))
+
+
+def test_attention_training_with_dynamic_shapes():
+    # ATen's composite scaled_dot_product_attention asks the device's backend choice with fake
+    # tensors of symbolic sizes here: the choice must read SymInts (it once called numel()).
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    dev = copy.deepcopy(mha).to(DEVICE)
+    torch._dynamo.reset()
+    step = torch.compile(lambda m, x: m(x, x, x, need_weights=False)[0], dynamic=True)
+    for shape in [(2, 5, 16), (3, 7, 16)]:
+        x = torch.randn(*shape)
+        ref_x = x.double().requires_grad_()
+        ref = copy.deepcopy(mha).double()
+        expected = ref(ref_x, ref_x, ref_x, need_weights=False)[0]
+        expected.square().sum().backward()
+        dev_x = x.to(DEVICE).requires_grad_()
+        dev.zero_grad()
+        with torch.ocl.fallback_mode("error"):
+            out = step(dev, dev_x)
+            out.square().sum().backward()
+        torch.testing.assert_close(
+            out.detach().cpu().double(), expected.detach(), rtol=1e-4, atol=1e-5
+        )
+        torch.testing.assert_close(dev_x.grad.cpu().double(), ref_x.grad, rtol=1e-4, atol=1e-5)
+        for (name, p), q in zip(dev.named_parameters(), ref.parameters(), strict=True):
+            torch.testing.assert_close(
+                p.grad.cpu().double(), q.grad, rtol=1e-4, atol=1e-4, msg=name
+            )

@@ -469,3 +469,22 @@ def test_no_host_waits_with_dropout():
         out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.2, attn_mask=mask)
         out.sum().backward()
     assert q.grad.isfinite().all().item()
+
+
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_backend_choice_with_symbolic_shapes(with_mask):
+    # torch.compile(dynamic=True) runs ATen's composite scaled_dot_product_attention on fake
+    # tensors of symbolic sizes, which asks the device's backend choice: it must read SymInts
+    # (it once called numel() and failed with "Cannot call numel() on tensor with symbolic
+    # sizes"). make_fx's symbolic tracing takes the same path without Inductor.
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def attend(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    q, k, v = (make_cpu((2, 4, 5, 8), torch.float32, low=-1, high=1, seed=i) for i in range(3))
+    mask = make_cpu((5, 5), torch.float32, seed=3) if with_mask else None
+    dev = [t.to(DEVICE) if t is not None else None for t in (q, k, v, mask)]
+    graph = make_fx(attend, tracing_mode="symbolic")(*dev)
+    assert "_scaled_dot_product_fused_attention_overrideable" in graph.code
+    assert_ocl_close(graph(*dev), attend(q, k, v, mask))
