@@ -52,6 +52,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -732,6 +733,36 @@ std::string device_build_options(int device) {
   return opts;
 }
 
+namespace {
+// A program's text: kernels/common.clh, then the body with each line `#include "<name>.clh"`
+// replaced by that embedded header (programs are built from strings, so there is no directory
+// for the compiler's own #include to search). One level: headers include nothing.
+std::string program_text(const std::string& body) {
+  constexpr std::string_view kInclude = "#include \"";
+  std::string out = embedded_kernel("common.clh");
+  out += '\n';
+  out.reserve(out.size() + body.size());
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find('\n', pos);
+    if (end == std::string::npos) end = body.size();
+    const std::string_view line(body.data() + pos, end - pos);
+    if (line.starts_with(kInclude) && line.ends_with(".clh\"")) {
+      const std::string name(line.substr(kInclude.size(), line.size() - kInclude.size() - 1));
+      const std::string header = embedded_kernel(name.c_str());
+      TORCH_CHECK(!header.empty(), "torch-ocl: a kernel source includes \"", name,
+                  "\", which is not one of the package's kernels/*.clh headers");
+      out += header;
+    } else {
+      out.append(line);
+    }
+    out += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
 cl_kernel get_kernel(int device, const char* file, const char* kernel, const std::string& options) {
   const std::string key = program_key(device, file, options);
   std::string kernel_key = key + '|' + kernel;
@@ -750,7 +781,7 @@ cl_kernel get_kernel(int device, const char* file, const char* kernel, const std
                                  const std::string body = embedded_kernel(file);
                                  TORCH_CHECK(!body.empty(), "torch-ocl: no embedded kernel file ",
                                              file);
-                                 return embedded_kernel("common.clh") + "\n" + body;
+                                 return program_text(body);
                                }};
     found = create_shared_kernel(device, source, kernel, key, kernel_key);
   }
@@ -758,9 +789,7 @@ cl_kernel get_kernel(int device, const char* file, const char* kernel, const std
   return found;
 }
 
-std::string source_program_text(const std::string& source) {
-  return embedded_kernel("common.clh") + "\n" + source;
-}
+std::string source_program_text(const std::string& source) { return program_text(source); }
 
 cl_kernel get_source_kernel(int device, const std::string& source, const std::string& kernel,
                             const std::string& options, const std::string& what) {

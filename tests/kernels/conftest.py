@@ -78,9 +78,20 @@ def has_fp64(ctx):
     return "cl_khr_fp64" in ctx.devices[0].extensions
 
 
+def program_body(file):
+    """kernels/<file> with each line `#include "<header>.clh"` replaced by that header."""
+    lines = []
+    for line in (KERNEL_DIR / file).read_text().split("\n"):
+        if line.startswith('#include "') and line.endswith('.clh"'):
+            line = (KERNEL_DIR / line[len('#include "') : -1]).read_text()
+        lines.append(line)
+    return "\n".join(lines)
+
+
 @pytest.fixture(scope="module")
 def build(ctx):
-    """build(name, options) -> cl.Program for kernels/<name>.cl with common.clh prepended.
+    """build(name, options) -> cl.Program for kernels/<name>.cl with common.clh prepended and
+    its `#include "<header>.clh"` lines replaced by the headers (as runtime/Program.cpp does).
     Programs are kept for one test file: kept for the whole run, every variant of every file
     stays in memory (PoCL's compiled programs took the suite's process to 8 GB)."""
     cache = {}
@@ -89,7 +100,7 @@ def build(ctx):
     def _build(name, options=()):
         key = (name, tuple(options))
         if key not in cache:
-            src = common + "\n" + (KERNEL_DIR / (name + ".cl")).read_text()
+            src = common + "\n" + program_body(name + ".cl")
             opts = list(options)
             if "cl_khr_fp64" in ctx.devices[0].extensions:
                 opts.append("-DTORCH_OCL_FP64")

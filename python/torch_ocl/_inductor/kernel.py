@@ -21,7 +21,7 @@ from torch.utils._ordered_set import OrderedSet
 from .dtypes import compute_type, convert, literal, load_expr, store_type
 from .errors import OclCodegenError
 from .overrides import OclOverrides
-from .preamble import PREAMBLE
+from .preamble import PREAMBLE, special_header
 from .printer import OclExprPrinter
 from .runtime import POINTWISE_GROUP, RBLOCK_MAX, rblock
 
@@ -55,6 +55,9 @@ class OclKernel(SIMDKernel):
         super().__init__(tiling, **kwargs)
         self.cse = _OclCSE(self.newvar_prefix, self.suffix)
         self.local_decls = IndentedBuffer()  # __local arrays (kernel function scope)
+        # Compute types of the special functions this kernel calls ("float", "double"): the
+        # kernel then includes kernels/special.clh (overrides.py, special_header()).
+        self.special_types: set[str] = set()
         self.post_loop = IndentedBuffer()  # work-group combines after a reduction loop
         self.post_loop_stores = IndentedBuffer()
         self.outside_loop_vars: OrderedSet[Any] = OrderedSet()
@@ -333,6 +336,8 @@ class OclKernel(SIMDKernel):
         self.codegen_body()
         code = IndentedBuffer()
         code.splice(PREAMBLE)
+        if self.special_types:
+            code.splice(special_header(self.special_types))
         params: list[str] = []
         prologue: list[str] = []
         arg_defs, _, _, arg_types = self.args.python_argdefs()

@@ -225,6 +225,67 @@ for _name in ("atan2", "hypot", "copysign", "nextafter"):
 OclOverrides.fma = staticmethod(lambda a, b, c: f"fma({a}, {b}, {c})")
 
 
+# Special functions: kernels/special.clh's, the same code as the eager ops (so results, NaN/Inf
+# handling and rounding match eager ocl and the CPU). The kernel includes the header when one
+# of these is used (kernel.py, preamble.special_header). Argument order is Inductor's: for
+# polygamma (n, x), for the polynomials (x, n), for igamma/gammainc (a, x).
+_SPECIAL = {
+    "digamma": "ew_digamma({0})",
+    "erfinv": "ew_erfinv({0})",
+    "polygamma": "ew_polygamma({1}, {0})",
+    "zeta": "ew_zeta({0}, {1})",
+    "i0": "ew_bessel_i({0}, 0, false)",
+    "i0e": "ew_bessel_i({0}, 0, true)",
+    "i1": "ew_bessel_i({0}, 1, false)",
+    "i1e": "ew_bessel_i({0}, 1, true)",
+    "modified_bessel_i0": "ew_bessel_i({0}, 0, false)",
+    "modified_bessel_i1": "ew_bessel_i({0}, 1, false)",
+    "spherical_bessel_j0": "ew_spherical_bessel_j0({0})",
+    "bessel_j0": "(COMP)ew_bessel_j((ew_wide)({0}), 0)",
+    "bessel_j1": "(COMP)ew_bessel_j((ew_wide)({0}), 1)",
+    "bessel_y0": "(COMP)ew_bessel_y((ew_wide)({0}), 0)",
+    "bessel_y1": "(COMP)ew_bessel_y((ew_wide)({0}), 1)",
+    "modified_bessel_k0": "(COMP)ew_bessel_k((ew_wide)({0}), 0, false)",
+    "modified_bessel_k1": "(COMP)ew_bessel_k((ew_wide)({0}), 1, false)",
+    "scaled_modified_bessel_k0": "(COMP)ew_bessel_k((ew_wide)({0}), 0, true)",
+    "scaled_modified_bessel_k1": "(COMP)ew_bessel_k((ew_wide)({0}), 1, true)",
+    "airy_ai": "(COMP)ew_airy_ai((ew_wide)({0}))",
+    "igamma": "(COMP)ew_igamma((ew_wide)({0}), (ew_wide)({1}), false)",
+    "igammac": "(COMP)ew_igamma((ew_wide)({0}), (ew_wide)({1}), true)",
+    "gammainc": "(COMP)ew_igamma((ew_wide)({0}), (ew_wide)({1}), false)",
+    "gammaincc": "(COMP)ew_igamma((ew_wide)({0}), (ew_wide)({1}), true)",
+    "ndtr": "((COMP)0.5 * erfc(-(COMP)({0}) * (COMP)0.70710678118654752440))",
+    "log_ndtr": "ew_log_ndtr({0})",
+    "erfcx": "ew_erfcx({0})",
+    "ndtri": "ew_ndtri({0})",
+    "chebyshev_polynomial_t": "ew_chebyshev({0}, {1}, 0, false)",
+    "chebyshev_polynomial_u": "ew_chebyshev({0}, {1}, 1, false)",
+    "chebyshev_polynomial_v": "ew_chebyshev({0}, {1}, 2, false)",
+    "chebyshev_polynomial_w": "ew_chebyshev({0}, {1}, 3, false)",
+    "shifted_chebyshev_polynomial_t": "ew_chebyshev({0}, {1}, 0, true)",
+    "shifted_chebyshev_polynomial_u": "ew_chebyshev({0}, {1}, 1, true)",
+    "shifted_chebyshev_polynomial_v": "ew_chebyshev({0}, {1}, 2, true)",
+    "shifted_chebyshev_polynomial_w": "ew_chebyshev({0}, {1}, 3, true)",
+    "hermite_polynomial_h": "ew_hermite({0}, {1}, false)",
+    "hermite_polynomial_he": "ew_hermite({0}, {1}, true)",
+    "laguerre_polynomial_l": "ew_laguerre({0}, {1})",
+    "legendre_polynomial_p": "ew_legendre({0}, {1})",
+}
+
+
+def _special(template: str) -> Any:
+    def special(*args: Any) -> str:
+        types = {compute_type(getattr(a, "dtype", None) or torch.float32) for a in args}
+        V.kernel.special_types.add("double" if "double" in types else "float")
+        return template.format(*(f"(COMP)({a})" for a in args))
+
+    return staticmethod(special)
+
+
+for _name, _template in _SPECIAL.items():
+    setattr(OclOverrides, _name, _special(_template))
+
+
 def _refuse(name: str) -> Any:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise OclCodegenError(f"does not implement ops.{name} yet")

@@ -51,3 +51,23 @@ inline long ocl_randint64(long seed, long offset, long low, long high) {
   return low + (long)(bits % (ulong)(high - low));
 }
 """
+
+
+def special_header(types: set[str]) -> str:
+    """The special functions of the package's elementwise kernels (kernels/special.clh: digamma,
+    erfinv, Bessel functions, incomplete gamma, orthogonal polynomials, ...), for a kernel that
+    calls them with arguments of these compute types. The header computes in one type, COMP:
+    double when any argument is double (float arguments then convert, and their results round
+    once), else float - so float kernels never compute in double, which many GPUs run slowly.
+    The native library expands the #include (runtime/Program.cpp)."""
+    comp = "double" if "double" in types else "float"
+    return "\n".join(
+        [
+            f"#define COMP {comp}",
+            f"#define COMP_T {comp}",
+            "#define COMP_FLOAT",
+            "#define R(x) (x)",
+            '#include "special.clh"',
+            "",
+        ]
+    )
