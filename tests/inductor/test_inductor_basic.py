@@ -207,13 +207,36 @@ def accumulate(x, i, v):
     return x.index_put((i,), v, accumulate=True)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+ATOMIC_DTYPES = [
+    torch.float32,
+    torch.int32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.float64,
+]
+
+
+@pytest.mark.parametrize("dtype", ATOMIC_DTYPES)
 def test_index_put_accumulate_with_repeated_indices(dtype):
+    if dtype == torch.float64 and not torch.ocl.get_device_properties(0).supports_fp64:
+        pytest.skip("the device has no float64 (cl_khr_fp64)")
     i = torch.tensor([0, 3, 3, 6, 0, 0])
     x = torch.randint(-5, 5, (7, 4)).to(dtype)
     v = torch.randint(-5, 5, (6, 4)).to(dtype)
     out = compiled(accumulate)(x.to(DEVICE), i.to(DEVICE), v.to(DEVICE))
     close(out, accumulate(x, i, v))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_atomic_adds_at_odd_element_offsets(dtype):
+    # 16-bit atomic adds swap the 32-bit word holding the element: elements in either half of
+    # a word (the view starts one element into its buffer), neighbours updated concurrently.
+    base = torch.randint(-5, 5, (41,)).to(dtype)
+    i = torch.tensor([0, 1, 2, 2, 39, 38, 0, 1, 17, 17, 17])
+    v = torch.randint(-5, 5, (11,)).to(dtype)
+    out = compiled(accumulate)(base.to(DEVICE)[1:], i.to(DEVICE), v.to(DEVICE))
+    close(out, accumulate(base[1:], i, v))
 
 
 def test_mlp_training_step_matches_eager():

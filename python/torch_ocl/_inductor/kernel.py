@@ -21,7 +21,7 @@ from torch.utils._ordered_set import OrderedSet
 from .dtypes import compute_type, convert, literal, load_expr, store_type
 from .errors import OclCodegenError
 from .overrides import OclOverrides
-from .preamble import PREAMBLE, special_header
+from .preamble import PREAMBLE, atomic_helpers, special_header
 from .printer import OclExprPrinter
 from .runtime import POINTWISE_GROUP, RBLOCK_MAX, rblock
 
@@ -58,6 +58,7 @@ class OclKernel(SIMDKernel):
         # Compute types of the special functions this kernel calls ("float", "double"): the
         # kernel then includes kernels/special.clh (overrides.py, special_header()).
         self.special_types: set[str] = set()
+        self.atomic_kinds: set[str] = set()  # preamble.atomic_helpers() this kernel needs
         self.post_loop = IndentedBuffer()  # work-group combines after a reduction loop
         self.post_loop_stores = IndentedBuffer()
         self.outside_loop_vars: OrderedSet[Any] = OrderedSet()
@@ -105,11 +106,33 @@ class OclKernel(SIMDKernel):
             line = f"ocl_atomic_add_float(&{where}, (float)({value}));"
         elif mode == "atomic_add" and dtype == torch.int32:
             line = f"atomic_add((volatile __global int*)&{where}, (int)({value}));"
+        elif mode == "atomic_add" and dtype in (torch.float16, torch.bfloat16):
+            self.atomic_kinds.add("half16")
+            helper = "ocl_atomic_add_half" if dtype == torch.float16 else "ocl_atomic_add_bf16"
+            line = f"{helper}(&{where}, (float)({value}));"
+        elif mode == "atomic_add" and dtype in (torch.int64, torch.float64):
+            self._require_int64_atomics(dtype)
+            self.atomic_kinds.add("int64")
+            if dtype == torch.int64:
+                line = f"atom_add((volatile __global long*)&{where}, (long)({value}));"
+            else:
+                self.atomic_kinds.add("double")
+                line = f"ocl_atomic_add_double(&{where}, (double)({value}));"
         else:
             raise OclCodegenError(f"does not generate {dtype} stores with mode {mode!r} yet")
         if self.is_reduction_kernel and not self.inside_reduction:
             line = f"if (r0_lane == 0) {line}"
         self.stores.writeline(DeferredLine(name, line))
+
+    def _require_int64_atomics(self, dtype: torch.dtype) -> None:
+        device = V.graph.get_current_device_or_throw()
+        index = device.index if device.index is not None else torch.ocl.current_device()
+        if "cl_khr_int64_base_atomics" not in torch.ocl.get_device_properties(index).extensions:
+            raise OclCodegenError(
+                f"cannot add {dtype} values atomically on ocl:{index}, which lacks "
+                "cl_khr_int64_base_atomics (scatter stores with accumulation: index_put_, "
+                "embedding backward)"
+            )
 
     def store_reduction(self, name: str, index: sympy.Expr, value: CSEVariable) -> None:
         var = self.args.output(name)
@@ -338,6 +361,8 @@ class OclKernel(SIMDKernel):
         code.splice(PREAMBLE)
         if self.special_types:
             code.splice(special_header(self.special_types))
+        if self.atomic_kinds:
+            code.splice(atomic_helpers(self.atomic_kinds))
         params: list[str] = []
         prologue: list[str] = []
         arg_defs, _, _, arg_types = self.args.python_argdefs()

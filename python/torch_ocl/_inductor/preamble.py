@@ -71,3 +71,52 @@ def special_header(types: set[str]) -> str:
             "",
         ]
     )
+
+
+# Atomic adds beyond float32/int32 (scatter stores: index_put with accumulate, embedding
+# backward), put in front of a kernel that needs them.
+_ATOMIC_HELPERS = {
+    # 16-bit floats: a compare-and-swap on the aligned 32-bit word holding the element (a
+    # neighbour updated at the same time makes the exchange fail and retry, never lost).
+    "half16": r"""
+#ifdef __ENDIAN_LITTLE__
+#define OCL_HALF_SHIFT(p) ((((size_t)(p)) & 2) ? 16u : 0u)
+#else
+#define OCL_HALF_SHIFT(p) ((((size_t)(p)) & 2) ? 0u : 16u)
+#endif
+#define OCL_ATOMIC_ADD_16(NAME, TO_FLOAT, FROM_FLOAT)                                  \
+  inline void NAME(__global ushort* p, float v) {                                     \
+    volatile __global uint* w = (volatile __global uint*)((size_t)p & ~(size_t)3);    \
+    const uint shift = OCL_HALF_SHIFT(p);                                             \
+    uint old = *w, seen;                                                              \
+    do {                                                                              \
+      seen = old;                                                                     \
+      const ushort sum = FROM_FLOAT(TO_FLOAT((ushort)(seen >> shift)) + v);           \
+      old = atomic_cmpxchg(w, seen, (seen & ~(0xffffu << shift)) | ((uint)sum << shift)); \
+    } while (old != seen);                                                            \
+  }
+inline float ocl_bf16_bits_to_float(ushort b) { return as_float(((uint)b) << 16); }
+OCL_ATOMIC_ADD_16(ocl_atomic_add_half, ocl_half_to_float, ocl_float_to_half)
+OCL_ATOMIC_ADD_16(ocl_atomic_add_bf16, ocl_bf16_bits_to_float, ocl_float_to_bf16)
+""",
+    # 64-bit: cl_khr_int64_base_atomics (the code generator checks the device has it).
+    "int64": r"""
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+""",
+    "double": r"""
+inline void ocl_atomic_add_double(__global double* p, double v) {
+  volatile __global ulong* u = (volatile __global ulong*)p;
+  ulong old = *u, seen;
+  do {
+    seen = old;
+    old = atom_cmpxchg(u, seen, as_ulong(as_double(seen) + v));
+  } while (old != seen);
+}
+""",
+}
+
+
+def atomic_helpers(kinds: set[str]) -> str:
+    """The helpers for these kinds of atomic add ("half16", "int64", "double"; "double" needs
+    "int64"'s pragma, which is emitted first)."""
+    return "".join(_ATOMIC_HELPERS[k] for k in ("half16", "int64", "double") if k in kinds)
