@@ -13,6 +13,7 @@
     nox -s gpu_profile       op suite and models with every device on the GPU profile
     nox -s test-intel        the test suites on Intel's CPU OpenCL runtime (opencl-rt from PyPI)
     nox -s bench             benchmarks/bench_runtime.py against the built wheel
+    nox -s bench-compile     benchmarks/bench_compile.py (torch.compile vs eager, ocl and CPU)
     nox -s stress            the thread stress tests, 20x longer than in the default suite
     nox -s test -- -x -k add extra arguments go to pytest (to bench_runtime.py for bench)
     nox -s lint -- fix       apply ruff and clang-format fixes instead of checking
@@ -509,6 +510,18 @@ def bench(session: nox.Session) -> None:
         "python", "benchmarks/bench_runtime.py", "--json", str(results / "bench_runtime.json")
     )
     session.run("python", "benchmarks/bench_nn.py", *session.posargs)
+
+
+@nox.session(name="bench-compile")
+def bench_compile(session: nox.Session) -> None:
+    """benchmarks/bench_compile.py with the installed wheel: eager ocl, compiled ocl, CPU eager
+    and CPU Inductor (JSON + PNG under benchmarks/results/). Arguments go to bench_compile.py
+    (--quick: the transformer block, the MLP and the small CNN only)."""
+    _install_wheel(session, "pocl,bench,test")
+    session.install(*CONSTRAINTS, "torchvision")
+    _require_device(session)
+    (ROOT / "benchmarks" / "results").mkdir(exist_ok=True)
+    session.run("python", "benchmarks/bench_compile.py", *session.posargs)
 
 
 @nox.session
