@@ -12,9 +12,9 @@
 // then index_segments (kernels/index.cl) has the work-item at the start of each run combine the
 // run into its element, in that order, as the CPU's serial loop does: rounding to the dtype after
 // each step (index_put_, index_add_) or once at the end (scatter_add, scatter_reduce: the CPU
-// sums half and bfloat16 in float there); a copy keeps the last position's value, as the CPU's. Costs: two int64 arrays of
-// the space's size, the sort, and one work-item per distinct element (a run of many repeats is
-// summed serially, as on the CPU).
+// sums half and bfloat16 in float there); a copy keeps the last position's value, as the CPU's.
+// Costs: two int64 arrays of the space's size, the sort, and one work-item per distinct element (a
+// run of many repeats is summed serially, as on the CPU).
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
 
