@@ -489,8 +489,15 @@ __kernel void index_elements(ulong n, ulong chunk, int ndim, long8 sizes, A_PARA
 // So the result does not depend on scheduling: the same bits on every run.
 // Build options: -DSEGMENTS -DT=<tag> (the dtype's tag with REDUCE_*, with -DT_FLOAT for a
 //   floating one; the element's bits for plain copies), one -DREDUCE_* or none, -DALPHA, -DWIDE.
-// Arguments: ulong n, keys, keys_off, perm, perm_off, srcs, srcs_off, A, a_off, B, b_off,
-//   [REG_TYPE(T) alpha]. Global: n rounded up to the local size.
+// Slices: the dimensions of the op's space along which no index moves (every index stride 0)
+// and A does (index_add_'s and index_put_'s rows, for instance) are left out of the offsets
+// pass and the sort: keys then name the first element of a slice of A, and the m positions of
+// a slice (sdim dimensions, ssizes innermost first, strides sa_st in A and sb_st in B) are
+// combined by m work-items side by side, each in the run's order.
+// Arguments: ulong n (sorted keys), ulong m (positions per slice), int sdim, long8 ssizes,
+//   long8 sa_st, long8 sb_st, keys, keys_off, perm, perm_off, srcs, srcs_off, A, a_off, B,
+//   b_off, [REG_TYPE(T) alpha]. Global: n * m rounded up to the local size; work-item
+//   j * m + s handles key j, slice position s.
 #ifdef SEGMENTS
 
 #if defined(REDUCE_ADD) || defined(REDUCE_MUL) || defined(REDUCE_MAX) || defined(REDUCE_MIN)
@@ -517,20 +524,37 @@ __kernel void index_elements(ulong n, ulong chunk, int ndim, long8 sizes, A_PARA
 #define SEG_ALPHA
 #endif
 
-__kernel void index_segments(ulong n, __global const long* keys, ulong keys_off,
-                             __global const long* perm, ulong perm_off, __global const long* srcs,
-                             ulong srcs_off, __global STORE_TYPE(T)* a, ulong a_off,
+__kernel void index_segments(ulong n, ulong m, int sdim, long8 ssizes, long8 sa_st, long8 sb_st,
+                             __global const long* keys, ulong keys_off, __global const long* perm,
+                             ulong perm_off, __global const long* srcs, ulong srcs_off,
+                             __global STORE_TYPE(T)* a, ulong a_off,
                              __global const STORE_TYPE(T)* b, ulong b_off SEG_ALPHA) {
-  const ulong j = get_global_id(0);
-  if (j >= n) return;
+  const ulong g = get_global_id(0);
+  if (g >= n * m) return;
+  const ulong j = g / m;
+  ulong s = g - j * m;
   const long k = keys[keys_off + j];
   if (k < 0 || (j > 0 && keys[keys_off + j - 1] == k)) return;
-  const ulong ae = a_off + (ulong)k;
+  // The slice position s: its offsets in A and B (sdim dimensions, innermost first).
+  const long sz[8] = {ssizes.s0, ssizes.s1, ssizes.s2, ssizes.s3,
+                      ssizes.s4, ssizes.s5, ssizes.s6, ssizes.s7};
+  const long ast[8] = {sa_st.s0, sa_st.s1, sa_st.s2, sa_st.s3, sa_st.s4, sa_st.s5, sa_st.s6, sa_st.s7};
+  const long bst[8] = {sb_st.s0, sb_st.s1, sb_st.s2, sb_st.s3, sb_st.s4, sb_st.s5, sb_st.s6, sb_st.s7};
+  long sa = 0, sb = 0;
+  for (int d = 0; d < sdim; ++d) {
+    const ulong q = s / (ulong)sz[d];
+    const long c = (long)(s - q * (ulong)sz[d]);
+    s = q;
+    sa += c * ast[d];
+    sb += c * bst[d];
+  }
+  const ulong ae = a_off + (ulong)(k + sa);
+  const ulong bo = b_off + (ulong)sb;
 #ifdef SEG_REDUCE
   REG_TYPE(T) acc = LOAD(T, a, ae);
   for (ulong r = j; r < n && keys[keys_off + r] == k; ++r) {
     const long p = perm[perm_off + r];
-    REG_TYPE(T) v = LOAD(T, b, b_off + (ulong)srcs[srcs_off + p]);
+    REG_TYPE(T) v = LOAD(T, b, bo + (ulong)srcs[srcs_off + p]);
 #ifdef ALPHA
     v = v * alpha;
 #endif
@@ -545,7 +569,7 @@ __kernel void index_segments(ulong n, __global const long* keys, ulong keys_off,
   ulong last = j;
   while (last + 1 < n && keys[keys_off + last + 1] == k) ++last;
   const long p = perm[perm_off + last];
-  a[ae] = b[b_off + (ulong)srcs[srcs_off + p]];
+  a[ae] = b[bo + (ulong)srcs[srcs_off + p]];
 #endif
 }
 #endif  // SEGMENTS
