@@ -3,6 +3,7 @@
 //   index_elements   every op that moves elements to or from positions read from index tensors:
 //                    x[idx], index_put_ (accumulate too), gather, scatter (src, value, reduce),
 //                    scatter_add, scatter_reduce, index_add, index_copy, index_fill, take, put_
+//   index_segments   the ordered (deterministic) form of index_elements' updates
 //   masked_count / masked_scatter   masked_scatter_
 // An index out of range stores err_code in *err (the host raises it at its next wait,
 // runtime/DeviceError.h) and the element is skipped (index_select writes zero bits instead).
@@ -44,7 +45,10 @@ __kernel void index_select(ulong total, ulong inner, ulong n_idx, long src_dim, 
 //          [0, isize_k) ([-isize_k, isize_k) with WRAP, negative ones counting from the end).
 // Then B = A[...] (GATHER), A[...] = B (plain copy), A[...] = value (VALUE), or
 // A[...] = A[...] op B (REDUCE_*, an atomic read-modify-write: duplicate indices combine every
-// contribution, in an unspecified order).
+// contribution, in an unspecified order). Or, with -DTARGETS, nothing is moved: the kernel
+// writes each position's offsets, keys[p] = A's (-1 where an index is out of range) and
+// srcs[p] = B's (both relative to the operands' own offsets), for index_segments below.
+// (A's buffer argument is then the long keys, with a_off its offset; B's the long srcs.)
 //
 // Build options:
 //   -DT=<tag>          plain copies: the element's bits (uchar, short, int, long); VALUE and
@@ -55,6 +59,7 @@ __kernel void index_select(ulong total, ulong inner, ulong n_idx, long src_dim, 
 //                      alpha, index_add)
 //   -DWRAP
 //   -DINT64_ATOMICS    plain copies of 8-byte elements: the device has cl_khr_int64_base_atomics
+//   -DTARGETS          the offsets pass (no VALUE, GATHER or REDUCE_*; T any bits tag)
 // Arguments: ulong n, ulong chunk (positions per work-item), int ndim, long8 sizes,
 //   A buffer, ulong a_off, long8 a_strides,
 //   B buffer, ulong b_off, long8 b_strides   (or REG_TYPE(T) value with VALUE),
@@ -231,7 +236,9 @@ inline void reduce_at(A_PTR a, ulong e, REG v) {
 #endif  // REDUCE
 
 // ---- parameters ----
-#if defined(REDUCE)
+#if defined(TARGETS)
+#define A_PARAM __global long* keys
+#elif defined(REDUCE)
 #define A_PARAM A_PTR a
 #elif defined(GATHER)
 #define A_PARAM __global const STORE_TYPE(T)* a
@@ -239,7 +246,9 @@ inline void reduce_at(A_PTR a, ulong e, REG v) {
 #define A_PARAM __global STORE_TYPE(T)* a
 #endif
 
-#if defined(VALUE)
+#if defined(TARGETS)
+#define B_PARAMS __global long* srcs, ulong b_off, long8 b_st
+#elif defined(VALUE)
 #define B_PARAMS REG value
 #elif defined(GATHER)
 #define B_PARAMS __global STORE_TYPE(T)* b, ulong b_off, long8 b_st
@@ -436,6 +445,10 @@ __kernel void index_elements(ulong n, ulong chunk, int ndim, long8 sizes, A_PARA
     long ao = ab + c0 * a_st.s0;
     int ok = 1;
     IA0 IA1 IA2 IA3 IA4 IA5 IA6 IA7
+#ifdef TARGETS
+    keys[a_off + e] = ok ? ao : -1;
+    srcs[b_off + e] = bb + c0 * b_st.s0;
+#else
     if (!ok) continue;
     const ulong ae = a_off + (ulong)ao;
 #ifndef VALUE
@@ -458,10 +471,108 @@ __kernel void index_elements(ulong n, ulong chunk, int ndim, long8 sizes, A_PARA
 #else
     store_at(a, ae, b[be]);
 #endif
+#endif  // TARGETS
   }
 }
 
 #endif  // NIDX
+
+// ---- index_segments: the ordered (deterministic) form of index_elements ----
+// The host has run index_elements with -DTARGETS and sorted its keys stably (ops/Sort.h):
+// keys[0..n) ascending, perm[j] the position the j-th key came from (positions of one key in
+// increasing order), srcs[p] the B offset of position p. Work-item j that starts a run of equal
+// keys k >= 0 combines its run into A[k] in position order, one contribution at a time:
+//   REDUCE_ADD / REDUCE_MUL / REDUCE_MAX / REDUCE_MIN   A[k] = A[k] op B[...] (times alpha with
+//                  -DALPHA), rounded to T after each step as the CPU's serial loop rounds
+//                  (with -DWIDE: kept in REG_TYPE(T), float for half/bfloat16, and rounded once)
+//   none           A[k] = B[...] of the run's last position (the CPU's serial loop: last wins)
+// So the result does not depend on scheduling: the same bits on every run.
+// Build options: -DSEGMENTS -DT=<tag> (the dtype's tag with REDUCE_*, with -DT_FLOAT for a
+//   floating one; the element's bits for plain copies), one -DREDUCE_* or none, -DALPHA, -DWIDE.
+// Slices: the dimensions of the op's space along which no index moves (every index stride 0)
+// and A does (index_add_'s and index_put_'s rows, for instance) are left out of the offsets
+// pass and the sort: keys then name the first element of a slice of A, and the m positions of
+// a slice (sdim dimensions, ssizes innermost first, strides sa_st in A and sb_st in B) are
+// combined by m work-items side by side, each in the run's order.
+// Arguments: ulong n (sorted keys), ulong m (positions per slice), int sdim, long8 ssizes,
+//   long8 sa_st, long8 sb_st, keys, keys_off, perm, perm_off, srcs, srcs_off, A, a_off, B,
+//   b_off, [REG_TYPE(T) alpha]. Global: n * m rounded up to the local size; work-item
+//   j * m + s handles key j, slice position s.
+#ifdef SEGMENTS
+
+#if defined(REDUCE_ADD) || defined(REDUCE_MUL) || defined(REDUCE_MAX) || defined(REDUCE_MIN)
+#define SEG_REDUCE
+#endif
+
+#if defined(REDUCE_ADD)
+#define SEG_COMBINE(cur, v) ((cur) + (v))
+#elif defined(REDUCE_MUL)
+#define SEG_COMBINE(cur, v) ((cur) * (v))
+#elif defined(T_FLOAT) && defined(REDUCE_MAX)
+#define SEG_COMBINE(cur, v) (OCL_ISNAN(v) ? (v) : ((cur) < (v) ? (v) : (cur)))
+#elif defined(T_FLOAT) && defined(REDUCE_MIN)
+#define SEG_COMBINE(cur, v) (OCL_ISNAN(v) ? (v) : ((v) < (cur) ? (v) : (cur)))
+#elif defined(REDUCE_MAX)
+#define SEG_COMBINE(cur, v) ((cur) < (v) ? (v) : (cur))
+#elif defined(REDUCE_MIN)
+#define SEG_COMBINE(cur, v) ((v) < (cur) ? (v) : (cur))
+#endif
+
+#ifdef ALPHA
+#define SEG_ALPHA , REG_TYPE(T) alpha
+#else
+#define SEG_ALPHA
+#endif
+
+__kernel void index_segments(ulong n, ulong m, int sdim, long8 ssizes, long8 sa_st, long8 sb_st,
+                             __global const long* keys, ulong keys_off, __global const long* perm,
+                             ulong perm_off, __global const long* srcs, ulong srcs_off,
+                             __global STORE_TYPE(T)* a, ulong a_off,
+                             __global const STORE_TYPE(T)* b, ulong b_off SEG_ALPHA) {
+  const ulong g = get_global_id(0);
+  if (g >= n * m) return;
+  const ulong j = g / m;
+  ulong s = g - j * m;
+  const long k = keys[keys_off + j];
+  if (k < 0 || (j > 0 && keys[keys_off + j - 1] == k)) return;
+  // The slice position s: its offsets in A and B (sdim dimensions, innermost first).
+  const long sz[8] = {ssizes.s0, ssizes.s1, ssizes.s2, ssizes.s3,
+                      ssizes.s4, ssizes.s5, ssizes.s6, ssizes.s7};
+  const long ast[8] = {sa_st.s0, sa_st.s1, sa_st.s2, sa_st.s3, sa_st.s4, sa_st.s5, sa_st.s6, sa_st.s7};
+  const long bst[8] = {sb_st.s0, sb_st.s1, sb_st.s2, sb_st.s3, sb_st.s4, sb_st.s5, sb_st.s6, sb_st.s7};
+  long sa = 0, sb = 0;
+  for (int d = 0; d < sdim; ++d) {
+    const ulong q = s / (ulong)sz[d];
+    const long c = (long)(s - q * (ulong)sz[d]);
+    s = q;
+    sa += c * ast[d];
+    sb += c * bst[d];
+  }
+  const ulong ae = a_off + (ulong)(k + sa);
+  const ulong bo = b_off + (ulong)sb;
+#ifdef SEG_REDUCE
+  REG_TYPE(T) acc = LOAD(T, a, ae);
+  for (ulong r = j; r < n && keys[keys_off + r] == k; ++r) {
+    const long p = perm[perm_off + r];
+    REG_TYPE(T) v = LOAD(T, b, bo + (ulong)srcs[srcs_off + p]);
+#ifdef ALPHA
+    v = v * alpha;
+#endif
+#ifdef WIDE
+    acc = SEG_COMBINE(acc, v);
+#else
+    acc = ROUND(T, CONVERT(T, SEG_COMBINE(acc, v)));
+#endif
+  }
+  STORE(T, a, ae, CONVERT(T, acc));
+#else
+  ulong last = j;
+  while (last + 1 < n && keys[keys_off + last + 1] == k) ++last;
+  const long p = perm[perm_off + last];
+  a[ae] = b[bo + (ulong)srcs[srcs_off + p]];
+#endif
+}
+#endif  // SEGMENTS
 
 // ---- masked_scatter ----
 // self[i] = source[k] for the k-th set flag i, in order; flags (the mask broadcast to self) and

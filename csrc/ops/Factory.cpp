@@ -2,9 +2,11 @@
 // the factories that compute their values on the device with kernels/shape.cl: arange and
 // linspace (ATen's own arange_out / linspace_out with our kernels for their DispatchStubs),
 // logspace, eye, tril_indices and triu_indices (the CPU's checks, our kernels). full, zeros,
-// ones and the *_like factories are ATen's composites over empty and fill_.
+// ones and the *_like factories are ATen's composites over empty and fill_. Under
+// deterministic algorithms empty and empty_strided fill their memory as the CPU's do.
 // _efficientzerotensor (the zero gradients of some backward formulas, sgn's for one) is a plain
 // zero tensor here: the ZeroTensor dispatch key of the CPU's version is an optimisation only.
+#include <ATen/Context.h>
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>
@@ -36,6 +38,19 @@ c10::DeviceIndex device_or_current(std::optional<at::Device> device) {
   return static_cast<c10::DeviceIndex>(current_device());
 }
 
+// With deterministic algorithms and torch.utils.deterministic.fill_uninitialized_memory (as
+// the CPU's and CUDA's empty*): new memory is filled, NaN for floating dtypes and the largest
+// value for integers (ATen's fill_empty_deterministic_). One flag test otherwise. empty_like,
+// new_empty and the rest of ATen's factories are composites over these two.
+at::Tensor& fill_if_deterministic(at::Tensor& t) {
+  const at::Context& ctx = at::globalContext();
+  if (C10_UNLIKELY(ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory()) &&
+      t.numel() > 0) {
+    at::native::fill_empty_deterministic_(t);
+  }
+  return t;
+}
+
 at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
                                std::optional<at::Layout> layout, std::optional<at::Device> device,
                                std::optional<bool> pin_memory,
@@ -45,8 +60,9 @@ at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarTyp
   device_info(index);
   c10::DeviceGuard guard(at::Device(c10::DeviceType::PrivateUse1, index));
   const c10::DispatchKeySet keys(c10::DispatchKey::PrivateUse1);
-  return at::detail::empty_generic(size, device_allocator(), keys, c10::dtype_or_default(dtype),
-                                   memory_format);
+  at::Tensor t = at::detail::empty_generic(size, device_allocator(), keys,
+                                           c10::dtype_or_default(dtype), memory_format);
+  return fill_if_deterministic(t);
 }
 
 at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
@@ -57,8 +73,9 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
   device_info(index);
   c10::DeviceGuard guard(at::Device(c10::DeviceType::PrivateUse1, index));
   const c10::DispatchKeySet keys(c10::DispatchKey::PrivateUse1);
-  return at::detail::empty_strided_generic(size, stride, device_allocator(), keys,
-                                           c10::dtype_or_default(dtype));
+  at::Tensor t = at::detail::empty_strided_generic(size, stride, device_allocator(), keys,
+                                                   c10::dtype_or_default(dtype));
+  return fill_if_deterministic(t);
 }
 
 at::Tensor& set_empty(at::Tensor& self) {

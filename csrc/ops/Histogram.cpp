@@ -6,6 +6,7 @@
 // raised at the next wait (runtime/DeviceError.h) instead of at once.
 // bincount: the number of bins is max(input) + 1, so the input's minimum and maximum are read
 // back once (the result's size depends on the data, as on the CPU and CUDA).
+#include <ATen/Context.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/amin.h>
@@ -165,15 +166,16 @@ at::Tensor bincount_ocl(const at::Tensor& self, const std::optional<at::Tensor>&
     return counts.to(at::kLong);
   }
   const at::ScalarType wt = weights.scalar_type() == at::kFloat ? at::kFloat : at::kDouble;
-  // The weights reach a bin by atomic floating-point additions, in no fixed order (as on CUDA).
-  at::globalContext().alertNotDeterministic("torch-ocl: bincount with weights");
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      wt == at::kFloat || options.find("-DINT64_ATOMICS") != std::string::npos,
-      "torch-ocl: bincount with float64 weights needs 64-bit atomics (cl_khr_int64_base_atomics), "
-      "which ocl:",
-      device, " lacks; use float32 weights");
   const at::Tensor w = weights.to(wt).contiguous();
   at::Tensor sums = at::zeros({nbins}, weights.options().dtype(wt));
+  // The kernel adds the weights to their bins atomically, in no fixed order (as on CUDA). Under
+  // deterministic algorithms, and for float64 weights on a device without 64-bit atomics, they
+  // go through index_add_ instead, whose ordered form (ops/IndexOrdered.cpp) adds them in the
+  // input's order, as the CPU does.
+  const bool atomics64 = options.find("-DINT64_ATOMICS") != std::string::npos;
+  if (at::globalContext().deterministicAlgorithms() || (wt == at::kDouble && !atomics64)) {
+    return sums.index_add_(0, x.to(at::kLong), w);
+  }
   options += std::string(" -DW_T=") + type_tag(wt, device);
   KernelLaunch l(get_kernel(device, "histogram.cl", "bincount_weights", options));
   l.arg(static_cast<cl_ulong>(x.numel())).buffer(buffer_of(x), x.itemsize());

@@ -98,6 +98,48 @@ const char* reduce_option(IndexReduce r) {
   return "";
 }
 
+// Enqueues index_elements (built with `options`) over the coalesced space s: A and B are the
+// operands' buffers, or a_buf / b_buf where given (the offsets pass writes keys and srcs there,
+// with A's and B's strides).
+void enqueue_elements(const IndexSpace& s, const IndexedOp& op, const std::string& options,
+                      const BufferRef* a_buf, const BufferRef* b_buf) {
+  const at::TensorBase& a = s.a.tensor;
+  const at::ScalarType dtype = a.scalar_type();
+  const int device = a.device().index();
+  int64_t n = 1;
+  for (int64_t v : s.sizes) n *= v;
+  // Positions per work-item (the device profile's index_chunk): CPU devices (PoCL) save the
+  // divisions of the positions' coordinates (consecutive positions step along the innermost
+  // dimension); GPUs want one per work-item.
+  const int64_t chunk = device_profile(device).index_chunk;
+  KernelLaunch launch(get_kernel(device, "index.cl", "index_elements", options));
+  launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
+  launch.arg(static_cast<cl_int>(s.sizes.size()));
+  launch.arg(long8_of(s.sizes));
+  if (a_buf) {
+    launch.buffer(*a_buf, 8);
+  } else {
+    launch.buffer(buffer_of_operand(s.a), a.itemsize());
+  }
+  launch.arg(long8_of(s.a.strides));
+  if (op.value && !b_buf) {
+    push_compute_scalar(launch, *op.value, dtype);
+  } else {
+    if (b_buf) {
+      launch.buffer(*b_buf, 8);
+    } else {
+      launch.buffer(buffer_of_operand(s.b), a.itemsize());
+    }
+    launch.arg(long8_of(s.b.strides));
+  }
+  for (const IndexOperand& i : s.indices)
+    launch.buffer(buffer_of_operand(i), i.tensor.itemsize()).arg(long8_of(i.strides));
+  launch.arg(long8_of(op.indexed_sizes)).arg(long8_of(op.indexed_strides));
+  if (op.alpha && !a_buf) push_compute_scalar(launch, *op.alpha, dtype);
+  launch.arg(device_error_word(device)).arg(device_error_code(op.error));
+  launch.enqueue1d(device, static_cast<size_t>((n + chunk - 1) / chunk), kLws);
+}
+
 }  // namespace
 
 // ---- the shared kernel ----
@@ -133,8 +175,6 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   for (int64_t v : s.sizes)
     if (v == 0) return;
   coalesce(s);
-  int64_t n = 1;
-  for (int64_t v : s.sizes) n *= v;
   const at::TensorBase& a = s.a.tensor;
   const at::ScalarType dtype = a.scalar_type();
   const int device = a.device().index();
@@ -154,21 +194,15 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
   const bool has_b = !op.value.has_value();
   if (has_b) TORCH_INTERNAL_ASSERT(s.b.tensor.defined() && s.b.tensor.scalar_type() == dtype);
 
-  // Atomic floating-point sums and products depend on the order of the updates.
-  if ((op.reduce == IndexReduce::kAdd || op.reduce == IndexReduce::kMul) &&
-      is_floating_tag(dtype)) {
-    at::globalContext().alertNotDeterministic(
-        "torch-ocl: floating-point accumulation at repeated indices (index_put_ and put_ with "
-        "accumulate, index_add_, index_reduce_, scatter_add_, scatter_reduce_ sum/prod/mean)");
-  }
-  // Copies to indices that may repeat: which source lands at a repeated index is unspecified.
-  // (CUDA has deterministic index_put_, index_copy_ and scatter_; torch-ocl raises instead, or
-  // warns with use_deterministic_algorithms(True, warn_only=True). Fills store one value.)
-  if (!op.gather && op.reduce == IndexReduce::kNone && !op.value.has_value() &&
-      !op.unique_targets) {
-    at::globalContext().alertNotDeterministic(
-        "torch-ocl: copying values to indices that may repeat (index_put_ and x[idx] = v with "
-        "integer indices, index_copy_, scatter_, put_)");
+  // Where the atomic kernel's result depends on the order of the updates, deterministic
+  // algorithms take the ordered form; so do 8-byte reductions on a device without 64-bit atomics
+  // (the ordered form needs none).
+  const bool ordered = order_dependent(op, dtype) && at::globalContext().deterministicAlgorithms();
+  const bool lacks_atomics = op.reduce != IndexReduce::kNone && !op.value && !op.gather &&
+                             a.itemsize() == 8 && !has_int64_atomics(device);
+  if (ordered || lacks_atomics) {
+    launch_indexed_ordered(s, op);
+    return;
   }
   const bool typed = op.value.has_value() || op.reduce != IndexReduce::kNone;
   std::string options = "-DNIDX=" + std::to_string(nidx);
@@ -196,26 +230,25 @@ void launch_indexed(IndexSpace s, const IndexedOp& op) {
                                 device_info(device).name, " lacks");
   }
 
-  // Positions per work-item (the device profile's index_chunk): CPU devices (PoCL) save the
-  // divisions of the positions' coordinates (consecutive positions step along the innermost
-  // dimension); GPUs want one per work-item.
-  const int64_t chunk = device_profile(device).index_chunk;
-  KernelLaunch launch(get_kernel(device, "index.cl", "index_elements", options));
-  launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
-  launch.arg(static_cast<cl_int>(s.sizes.size()));
-  launch.arg(long8_of(s.sizes));
-  launch.buffer(buffer_of_operand(s.a), a.itemsize()).arg(long8_of(s.a.strides));
-  if (op.value) {
-    push_compute_scalar(launch, *op.value, dtype);
-  } else {
-    launch.buffer(buffer_of_operand(s.b), a.itemsize()).arg(long8_of(s.b.strides));
-  }
-  for (const IndexOperand& i : s.indices)
-    launch.buffer(buffer_of_operand(i), i.tensor.itemsize()).arg(long8_of(i.strides));
-  launch.arg(long8_of(op.indexed_sizes)).arg(long8_of(op.indexed_strides));
-  if (op.alpha) push_compute_scalar(launch, *op.alpha, dtype);
-  launch.arg(device_error_word(device)).arg(device_error_code(op.error));
-  launch.enqueue1d(device, static_cast<size_t>((n + chunk - 1) / chunk), kLws);
+  enqueue_elements(s, op, options, nullptr, nullptr);
+}
+
+bool order_dependent(const IndexedOp& op, at::ScalarType dtype) {
+  if (op.gather || op.value.has_value()) return false;  // a scalar source: every update alike
+  if (op.reduce == IndexReduce::kNone) return !op.unique_targets;
+  return (op.reduce == IndexReduce::kAdd || op.reduce == IndexReduce::kMul) &&
+         is_floating_tag(dtype);
+}
+
+void launch_index_targets(const IndexSpace& s, const IndexedOp& op, const at::Tensor& keys,
+                          const at::Tensor& srcs) {
+  TORCH_INTERNAL_ASSERT(!op.gather && !op.value && s.b.tensor.defined());
+  std::string options = "-DTARGETS -DNIDX=" + std::to_string(s.indices.size());
+  options += s.indices[0].tensor.scalar_type() == at::kLong ? " -DIDX_T=long" : " -DIDX_T=int";
+  options += " -DT=long";  // unused by the pass: one program for every dtype
+  if (op.wrap) options += " -DWRAP";
+  const BufferRef k = buffer_of(keys), r = buffer_of(srcs);
+  enqueue_elements(s, op, options, &k, &r);
 }
 
 namespace {

@@ -7,6 +7,8 @@
 // Resolution: float32/half/bfloat16 values come from 24 random bits, float64 values from 53
 // (philox_fill_f64), random_ from 64-bit words, and bernoulli_ compares 53-bit numbers with
 // ceil(p * 2^53), so a double p keeps its resolution whatever the output dtype.
+#include "ops/Random.h"
+
 #include <ATen/TensorIterator.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/UnaryOps.h>
@@ -25,6 +27,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <utility>
 
 #include "ops/KernelTypes.h"
 #include "runtime/DeviceError.h"
@@ -40,18 +43,10 @@ constexpr const char* kBadProbability =
     "bernoulli_ expects p to be in [0, 1]: Expected p_in >= 0 && p_in <= 1 to be true, but got "
     "false (a value of the probability tensor p is < 0, > 1 or NaN)";
 
-// Reserves counters and returns (key0, key1, base).
-struct Draw {
-  uint32_t key0, key1;
-  uint64_t base;
-};
+using Draw = PhiloxDraw;
 
 Draw draw(std::optional<at::Generator> gen, int device, uint64_t counters) {
-  auto* g = at::get_generator_or_default<OclGeneratorImpl>(
-      gen, default_generator(static_cast<c10::DeviceIndex>(device)));
-  std::lock_guard<std::mutex> lock(g->mutex_);
-  const uint64_t seed = g->current_seed();
-  return {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), g->reserve(counters)};
+  return philox_draw(std::move(gen), device, counters);
 }
 
 // Runs `fill` on a contiguous tensor (self or a temporary) and copies back if needed.
@@ -444,6 +439,14 @@ void multinomial_with_replacement_kernel(at::Tensor& result, const at::Tensor& s
 }
 
 }  // namespace
+
+PhiloxDraw philox_draw(std::optional<at::Generator> gen, int device, uint64_t counters) {
+  auto* g = at::get_generator_or_default<OclGeneratorImpl>(
+      gen, default_generator(static_cast<c10::DeviceIndex>(device)));
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  const uint64_t seed = g->current_seed();
+  return {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), g->reserve(counters)};
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("exponential_", at::native::exponential_);

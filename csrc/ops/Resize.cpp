@@ -1,5 +1,7 @@
 // resize_: native because the boxed CPU fallback would memcpy device handles (and recurse). The
 // storage itself grows in the allocator (resize_storage_bytes, runtime/Allocator.h).
+#include <ATen/Context.h>
+#include <ATen/native/ResizeCommon.h>
 #include <torch/library.h>
 
 #include "runtime/Allocator.h"
@@ -18,9 +20,15 @@ const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
   }
   const size_t needed =
       impl->numel() == 0 ? 0 : (impl->storage_offset() + impl->numel()) * self.itemsize();
-  if (needed > self.storage().nbytes()) {
+  const size_t old_nbytes = self.storage().nbytes();
+  if (needed > old_nbytes) {
     // Non-contiguous restrides still fit in storage_offset + numel elements.
     resize_storage_bytes(self.storage(), needed);
+    // As the CPU's and CUDA's resize_: under deterministic algorithms with
+    // fill_uninitialized_memory, the grown part is filled (NaN, or the integer dtype's largest).
+    const at::Context& ctx = at::globalContext();
+    if (C10_UNLIKELY(ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory()))
+      at::native::fill_resize_deterministic_(self, static_cast<int64_t>(old_nbytes));
   }
   return self;
 }

@@ -7,8 +7,9 @@
 // argument checks, the include_self / mean handling of scatter_reduce and the CPU's errors are
 // ATen's. index_add's and index_reduce's implementations in ATen are CPU-only (they read the
 // indices on the host), so theirs are ours behind ATen's meta functions. index_fill_ is ATen's native function on our
-// stub. Duplicate indices with a reduction combine every contribution (atomic updates); an index
-// out of range is raised at the next host wait (runtime/DeviceError.h).
+// stub. Duplicate indices with a reduction combine every contribution (atomic updates; in the
+// CPU's order under deterministic algorithms, ops/IndexOrdered.cpp); an index out of range is
+// raised at the next host wait (runtime/DeviceError.h).
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/op_registration/adaption.h>
@@ -118,6 +119,7 @@ void scatter_add_kernel(const at::Tensor& self, int64_t dim, const at::Tensor& i
                         const at::Tensor& src) {
   IndexedOp op;
   op.reduce = IndexReduce::kAdd;
+  op.wide_accumulation = true;
   dim_indexed(self, dim, index, &src, op);
 }
 
@@ -125,6 +127,7 @@ void scatter_reduce_kernel(const at::Tensor& self, const int64_t dim, const at::
                            const at::Tensor& src, const at::native::ReductionType& reduce) {
   IndexedOp op;
   op.reduce = reduce_of(reduce);
+  op.wide_accumulation = true;
   dim_indexed(self, dim, index, &src, op);
 }
 

@@ -525,7 +525,7 @@ ERROR_DIFFERS = {
     ),
 }
 
-# 111 entries.
+# 101 entries.
 NOT_NATIVE = {
     ("_segment_reduce.lengths", "bfloat16", "forward"): (0, "not native yet: aten::segment_reduce"),
     ("_segment_reduce.lengths", "float16", "forward"): (0, "not native yet: aten::segment_reduce"),
@@ -702,16 +702,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: upsample_bilinear2d on uint8 (the CPU's Pillow-style integer interpolation) is not supported on the ocl device yet",
     ),
-    ("normal", "bfloat16", "forward"): (0, "not native yet: aten::normal.Tensor_Tensor"),
-    ("normal", "float16", "forward"): (0, "not native yet: aten::normal.Tensor_Tensor"),
-    ("normal", "float32", "backward"): (0, "not native yet: aten::normal.Tensor_Tensor"),
-    ("normal", "float32", "forward"): (0, "not native yet: aten::normal.Tensor_Tensor"),
-    ("normal", "float64", "forward"): (0, "not native yet: aten::normal.Tensor_Tensor"),
-    ("normal.number_mean", "bfloat16", "forward"): (2, "not native yet: aten::normal.Tensor_float"),
-    ("normal.number_mean", "float16", "forward"): (2, "not native yet: aten::normal.Tensor_float"),
-    ("normal.number_mean", "float32", "backward"): (2, "not native yet: aten::normal.Tensor_float"),
-    ("normal.number_mean", "float32", "forward"): (2, "not native yet: aten::normal.Tensor_float"),
-    ("normal.number_mean", "float64", "forward"): (2, "not native yet: aten::normal.Tensor_float"),
     ("stft", "float32", "backward"): (1, "not native yet: aten::_fft_r2c"),
     ("stft", "float32", "forward"): (1, "not native yet: aten::_fft_r2c"),
     ("stft", "float64", "forward"): (1, "not native yet: aten::_fft_r2c"),
@@ -975,9 +965,9 @@ METADATA_ONLY = {
     "nn.functional.feature_alpha_dropout.with_train": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
     "nn.functional.fractional_max_pool2d": "random output: F.fractional_max_pool* draws the window offsets with torch.rand on the device (not the CPU's generator): only dtype, shape and device compared (tests/ops/test_fractional_pool.py compares values and gradients on given samples)",
     "nn.functional.fractional_max_pool3d": "random output: F.fractional_max_pool* draws the window offsets with torch.rand on the device (not the CPU's generator): only dtype, shape and device compared (tests/ops/test_fractional_pool.py compares values and gradients on given samples)",
-    "normal": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
+    "normal": "random output: only dtype, shape and device compared (tests/ops/test_sampling.py checks values)",
     "normal.in_place": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
-    "normal.number_mean": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
+    "normal.number_mean": "random output: only dtype, shape and device compared (tests/ops/test_sampling.py checks values)",
     "rand_like": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
     "randint": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
     "randint_like": "random output: only dtype, shape and device compared (tests/ops/test_random.py checks values)",
@@ -1141,7 +1131,6 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.ctc_loss",
         "nn.functional.embedding_bag",
         "nn.functional.rrelu",
-        "normal",
         "to_sparse",
     ]
 )

@@ -127,16 +127,15 @@ def test_bincount_errors_match_the_cpu():
     assert_ocl_close(torch.bincount(torch.tensor([1, 2], device=DEVICE)), torch.tensor([0, 1, 1]))
 
 
-def test_deterministic_mode_refuses_weighted_bincount_only():
-    """Weighted bincount sums floats by atomic updates in no fixed order: with deterministic
-    algorithms requested it raises, as on CUDA. Counting (bincount without weights, histc)
-    adds integers and stays allowed."""
+def test_deterministic_mode_orders_weighted_bincount():
+    """Weighted bincount sums floats by atomic updates in no fixed order; with deterministic
+    algorithms requested it sums through index_add_'s ordered form, in the input's order, and
+    equals the CPU's bits. Counting (bincount without weights, histc) adds integers."""
     x = torch.tensor([0, 2, 2, 5, 2], device=DEVICE)
-    w = torch.rand(5).to(DEVICE)
+    w = torch.tensor([1.0, 1e8, 1.0, 3.0, -1e8]).to(DEVICE)
     torch.use_deterministic_algorithms(True)
     try:
-        with pytest.raises(RuntimeError, match="deterministic"):
-            torch.bincount(x, w)
+        assert torch.equal(torch.bincount(x, w).cpu(), torch.bincount(x.cpu(), w.cpu()))
         assert torch.bincount(x).cpu().tolist() == [1, 0, 3, 0, 0, 1]
         h = torch.histc(x.float(), bins=3, min=0, max=6).cpu()
         assert h.tolist() == torch.histc(x.cpu().float(), bins=3, min=0, max=6).tolist()

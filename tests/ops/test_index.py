@@ -401,35 +401,32 @@ def test_index_put_broadcast_and_2d_accumulate():
 
 def test_index_put_deterministic_mode():
     # ATen takes another route (index_put_with_sort_stub) for deterministic algorithms. Integer
-    # indices may repeat, and which value lands at a repeated index is unspecified here (CUDA has
-    # a deterministic version, torch-ocl not yet): the copy raises, or warns with warn_only and
-    # runs. Boolean masks name every element once and run.
+    # indices may repeat: under the flag the copies run in order (ops/IndexOrdered.cpp), the
+    # last value at a repeated index wins as on the CPU. put_ without accumulate refuses by its
+    # own name, as on the CPU (ATen's check). Boolean masks name every element once and run.
+    # (tests/ops/test_determinism.py covers the accumulating ops.)
     x = make_cpu((6, 3), torch.float32, seed=35)
-    v = make_cpu((3, 3), torch.float32, seed=36)
-    idx = torch.tensor([5, 0, 2])
+    v = make_cpu((4, 3), torch.float32, seed=36)
+    idx = torch.tensor([5, 0, 2, 0])
     mask = torch.tensor([True, False, True, False, False, True])
     with torch.ocl.fallback_mode("error"):
         torch.use_deterministic_algorithms(True)
         try:
-            with pytest.raises(RuntimeError, match="deterministic"):
-                x.to(DEVICE).index_put_((idx.to(DEVICE),), v.to(DEVICE))
+            got = x.to(DEVICE).index_put_((idx.to(DEVICE),), v.to(DEVICE))
+            _bits_equal(got, x.index_put((idx,), v))
             for copy in (
                 lambda t, d: t.index_copy_(0, idx.to(d), v.to(d)),
-                lambda t, d: t.scatter_(0, idx.view(3, 1).expand(3, 3).to(d), v.to(d)),
-                lambda t, d: t.put_(idx.to(d), v[0].to(d)),
+                lambda t, d: t.scatter_(0, idx.view(4, 1).expand(4, 3).to(d), v.to(d)),
             ):
-                with pytest.raises(RuntimeError, match="deterministic"):
-                    copy(x.to(DEVICE), DEVICE)
-            got = x.to(DEVICE).index_put_((mask.to(DEVICE),), v.to(DEVICE))
-            _bits_equal(got, x.index_put((mask,), v))
+                _bits_equal(copy(x.to(DEVICE), DEVICE), copy(x.clone(), "cpu"))
+            with pytest.raises(RuntimeError, match="^put_ does not have a deterministic"):
+                x.to(DEVICE).put_(idx.to(DEVICE), v[0, :4].to(DEVICE))
+            got = x.to(DEVICE).index_put_((mask.to(DEVICE),), v[:3].to(DEVICE))
+            _bits_equal(got, x.index_put((mask,), v[:3]))
             got = x.to(DEVICE).masked_fill_(mask.view(6, 1).to(DEVICE), 2.0)
             _bits_equal(got, x.masked_fill(mask.view(6, 1), 2.0))
-            torch.use_deterministic_algorithms(True, warn_only=True)
-            with pytest.warns(UserWarning, match="deterministic"):
-                got = x.to(DEVICE).index_put_((idx.to(DEVICE),), v.to(DEVICE))
         finally:
             torch.use_deterministic_algorithms(False)
-    _bits_equal(got, x.index_put((idx,), v))
 
 
 def test_index_put_errors_like_cpu():
