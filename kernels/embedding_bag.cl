@@ -76,7 +76,9 @@ __kernel void bag_forward(ulong n, ulong dim, ulong bags, __global const IDX_T* 
     }
     ++count;
   }
-  if (mode == 1 && count > 0) acc = acc / (REG_TYPE(T))count;
+  // mean: the sum rounded to T, then divided (the CPU stores the sum in the output's dtype and
+  // divides it there: two roundings for half and bfloat16)
+  if (mode == 1 && count > 0) acc = ROUND(T, acc) / (REG_TYPE(T))count;
   STORE(T, out, out_off + b * dim + d, acc);
   if (mode == 2) max_idx[mi_off + b * dim + d] = (IDX_T)arg;
 }

@@ -6,9 +6,10 @@
 // matrix is squared s times (a batched product per squaring, matrices that need fewer keep their
 // value through `where`). ATen's CPU algorithm (Bader-Blanes-Casas) picks a lower degree for small
 // norms; both agree to rounding. A matrix whose norm is not finite gives NaN everywhere, as on
-// the CPU. The number of squarings is the batch's largest s, read back to the host once per call
-// (the one host wait: the work depends on the data, as CUDA's ATen path also reads the norms).
-// matrix_exp_backward is ATen's composite on top (a matrix_exp of a 2n x 2n block matrix).
+// the CPU; float16 and bfloat16 go through float32. The number of squarings is the batch's largest
+// s, read back to the host once per call (the one host wait: the work depends on the data, as
+// CUDA's ATen path also reads the norms). matrix_exp_backward is ATen's composite on top (a
+// matrix_exp of a 2n x 2n block matrix).
 #include <ATen/ops/abs.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/bmm.h>
@@ -42,11 +43,12 @@ at::Tensor matrix_exp_impl(const at::Tensor& self) {
               "dimensions.");
   TORCH_CHECK(self.size(-1) == self.size(-2), "linalg.matrix_exp: A must be batches of square ",
               "matrices, but they are ", self.size(-2), " by ", self.size(-1), " matrices");
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()) &&
-                  (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble),
-              "linalg.matrix_exp: Expected a floating point tensor of float32 or float64 on the ",
-              "ocl device, got ", self.scalar_type());
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+              "linalg.matrix_exp: Expected a floating point tensor, got ", self.scalar_type());
   c10::DeviceGuard guard(self.device());
+  // float16 and bfloat16 are computed in float32 and rounded once at the end
+  if (self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16)
+    return matrix_exp_impl(self.to(at::kFloat)).to(self.scalar_type());
   const int64_t n = self.size(-1);
   if (self.numel() == 0) return self.clone(at::MemoryFormat::Contiguous);
   if (n == 1) return self.exp();
