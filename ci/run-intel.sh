@@ -59,6 +59,12 @@ OP_SLICE=(
   tests/ops/test_unique.py::test_unique                                     # unique
   tests/ops/test_unpool.py::test_unpool                                     # unpool
   tests/ops/test_upsample.py::test_interpolate                              # upsample
+  tests/ops/test_ctc_loss.py::test_ctc_long_target_many_work_items         # ctc
+  tests/ops/test_embedding_bag.py::test_embedding_bag_module_and_determinism  # embedding_bag
+  tests/ops/test_hash_tensor.py::test_hash_tensor_special_floats_and_out    # hash_tensor
+  tests/ops/test_histogramdd.py::test_histogram_bins_tensor_weights_density # histogramdd
+  tests/ops/test_segment_reduce.py::test_segment_reduce_no_host_wait        # segment_reduce
+  tests/ops/test_upsample_aa.py::test_aa_layouts                            # upsample_aa
 )
 # mm_tiled.cl runs only under the GPU profile (Intel's CPU device gets the CPU one): its kernel
 # tests build it through pyopencl on the same device (TORCH_OCL_DEVICES), in several tile shapes

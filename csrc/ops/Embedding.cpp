@@ -3,6 +3,8 @@
 // one work-item per gradient element adding its row's run), padding_idx and scale_grad_by_freq
 // as on the CPU. Indices outside [0, num_weights) are ignored, as the CPU ignores them. And
 // embedding_renorm_ (nn.Embedding's max_norm), each named row once.
+#include "ops/Embedding.h"
+
 #include <ATen/OpMathType.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/ops/empty.h>
@@ -27,6 +29,70 @@ namespace {
 
 constexpr size_t kLws = 256;
 
+}  // namespace
+
+IndexRuns sorted_index_runs(const at::Tensor& idx, int64_t num_weights, int64_t padding_idx) {
+  const int device = idx.device().index();
+  const int64_t n = idx.numel();
+  TORCH_CHECK_NOT_IMPLEMENTED(n < (int64_t(1) << 31) && num_weights < (int64_t(1) << 31) - 1,
+                              "torch-ocl: embedding backward with more than 2^31 indices "
+                              "or weights is not supported yet");
+  const at::TensorOptions u32 = idx.options().dtype(at::kInt);
+  // Each row's run in the sorted indices: [start, end), both 0 for a row no index names.
+  at::Tensor runs = at::zeros({2, num_weights}, u32);
+  at::Tensor vals = at::empty({n}, u32);
+  if (n == 0) return {runs, vals};
+  at::Tensor keys = at::empty({n}, u32), keys2 = at::empty({n}, u32), vals2 = at::empty({n}, u32);
+  {
+    const std::string options =
+        std::string("-DIDX_T=") + (idx.scalar_type() == at::kLong ? "long" : "int");
+    KernelLaunch launch(get_kernel(device, "embedding.cl", "embedding_keys", options));
+    launch.arg(static_cast<cl_ulong>(n)).buffer(buffer_of(idx), idx.itemsize());
+    launch.arg(static_cast<cl_long>(num_weights)).arg(static_cast<cl_long>(padding_idx));
+    launch.buffer(buffer_of(keys), 4).buffer(buffer_of(vals), 4);
+    launch.enqueue1d(device, static_cast<size_t>(n), kLws);
+  }
+  // Keys lie in [0, num_weights] (num_weights: ignored): sort by as many bits as that needs.
+  const int bits = std::bit_width(static_cast<uint64_t>(num_weights));
+  const DeviceInfo& info = device_info(device);
+  size_t lws = 1;
+  while (lws * 2 <= std::min<size_t>(kLws, info.max_work_group)) lws *= 2;
+  const int64_t tile = static_cast<int64_t>(lws);
+  const int64_t max_groups = std::max<int64_t>(64, 8 * static_cast<int64_t>(info.compute_units));
+  const int64_t groups = std::clamp<int64_t>((n + tile * 4 - 1) / (tile * 4), 1, max_groups);
+  const int64_t chunk = (n + groups - 1) / groups;
+  const std::string options = "-DLWS=" + std::to_string(lws);
+  at::Tensor zeros = at::empty({groups}, u32);
+  for (int bit = 0; bit < bits; ++bit) {
+    {
+      KernelLaunch launch(get_kernel(device, "embedding.cl", "radix_count", options));
+      launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
+      launch.buffer(buffer_of(keys), 4).arg(static_cast<cl_uint>(bit));
+      launch.buffer(buffer_of(zeros), 4);
+      launch.enqueue1d(device, static_cast<size_t>(groups) * lws, lws);
+    }
+    {
+      KernelLaunch launch(get_kernel(device, "embedding.cl", "radix_split", options));
+      launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
+      launch.arg(static_cast<cl_uint>(groups)).buffer(buffer_of(zeros), 4);
+      launch.arg(static_cast<cl_uint>(bit));
+      launch.buffer(buffer_of(keys), 4).buffer(buffer_of(vals), 4);
+      launch.buffer(buffer_of(keys2), 4).buffer(buffer_of(vals2), 4);
+      launch.enqueue1d(device, static_cast<size_t>(groups) * lws, lws);
+    }
+    std::swap(keys, keys2);
+    std::swap(vals, vals2);
+  }
+  KernelLaunch launch(get_kernel(device, "embedding.cl", "embedding_runs", options));
+  launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_uint>(num_weights));
+  launch.buffer(buffer_of(keys), 4);
+  launch.buffer(buffer_of(runs[0]), 4).buffer(buffer_of(runs[1]), 4);
+  launch.enqueue1d(device, static_cast<size_t>(n), kLws);
+  return {runs, vals};
+}
+
+namespace {
+
 at::Tensor embedding_dense_backward_impl(const at::Tensor& grad_, const at::Tensor& indices,
                                          int64_t num_weights, int64_t padding_idx,
                                          bool scale_grad_by_freq) {
@@ -40,66 +106,10 @@ at::Tensor embedding_dense_backward_impl(const at::Tensor& grad_, const at::Tens
   const int64_t n = indices.numel();
   at::Tensor out = at::empty({num_weights, dim}, grad_.options());
   if (out.numel() == 0) return out;
-  TORCH_CHECK_NOT_IMPLEMENTED(n < (int64_t(1) << 31) && num_weights < (int64_t(1) << 31) - 1,
-                              "torch-ocl: embedding_dense_backward with more than 2^31 indices "
-                              "or weights is not supported yet");
   const int device = grad_.device().index();
   const at::Tensor grad = grad_.contiguous().view({n, dim});
   if (n == 0) return out.zero_();
-  const at::Tensor idx = indices.contiguous();
-  const at::TensorOptions u32 = grad_.options().dtype(at::kInt);
-
-  // Each row's run in the sorted indices: [start, end), both 0 for a row no index names.
-  at::Tensor runs = at::zeros({2, num_weights}, u32);
-  at::Tensor vals = at::empty({n}, u32);
-  {
-    at::Tensor keys = at::empty({n}, u32), keys2 = at::empty({n}, u32), vals2 = at::empty({n}, u32);
-    {
-      const std::string options =
-          std::string("-DIDX_T=") + (idx.scalar_type() == at::kLong ? "long" : "int");
-      KernelLaunch launch(get_kernel(device, "embedding.cl", "embedding_keys", options));
-      launch.arg(static_cast<cl_ulong>(n)).buffer(buffer_of(idx), idx.itemsize());
-      launch.arg(static_cast<cl_long>(num_weights)).arg(static_cast<cl_long>(padding_idx));
-      launch.buffer(buffer_of(keys), 4).buffer(buffer_of(vals), 4);
-      launch.enqueue1d(device, static_cast<size_t>(n), kLws);
-    }
-    // Keys lie in [0, num_weights] (num_weights: ignored): sort by as many bits as that needs.
-    const int bits = std::bit_width(static_cast<uint64_t>(num_weights));
-    const DeviceInfo& info = device_info(device);
-    size_t lws = 1;
-    while (lws * 2 <= std::min<size_t>(kLws, info.max_work_group)) lws *= 2;
-    const int64_t tile = static_cast<int64_t>(lws);
-    const int64_t max_groups = std::max<int64_t>(64, 8 * static_cast<int64_t>(info.compute_units));
-    const int64_t groups = std::clamp<int64_t>((n + tile * 4 - 1) / (tile * 4), 1, max_groups);
-    const int64_t chunk = (n + groups - 1) / groups;
-    const std::string options = "-DLWS=" + std::to_string(lws);
-    at::Tensor zeros = at::empty({groups}, u32);
-    for (int bit = 0; bit < bits; ++bit) {
-      {
-        KernelLaunch launch(get_kernel(device, "embedding.cl", "radix_count", options));
-        launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
-        launch.buffer(buffer_of(keys), 4).arg(static_cast<cl_uint>(bit));
-        launch.buffer(buffer_of(zeros), 4);
-        launch.enqueue1d(device, static_cast<size_t>(groups) * lws, lws);
-      }
-      {
-        KernelLaunch launch(get_kernel(device, "embedding.cl", "radix_split", options));
-        launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_ulong>(chunk));
-        launch.arg(static_cast<cl_uint>(groups)).buffer(buffer_of(zeros), 4);
-        launch.arg(static_cast<cl_uint>(bit));
-        launch.buffer(buffer_of(keys), 4).buffer(buffer_of(vals), 4);
-        launch.buffer(buffer_of(keys2), 4).buffer(buffer_of(vals2), 4);
-        launch.enqueue1d(device, static_cast<size_t>(groups) * lws, lws);
-      }
-      std::swap(keys, keys2);
-      std::swap(vals, vals2);
-    }
-    KernelLaunch launch(get_kernel(device, "embedding.cl", "embedding_runs", options));
-    launch.arg(static_cast<cl_ulong>(n)).arg(static_cast<cl_uint>(num_weights));
-    launch.buffer(buffer_of(keys), 4);
-    launch.buffer(buffer_of(runs[0]), 4).buffer(buffer_of(runs[1]), 4);
-    launch.enqueue1d(device, static_cast<size_t>(n), kLws);
-  }
+  const auto [runs, vals] = sorted_index_runs(indices.contiguous(), num_weights, padding_idx);
   const std::string options = std::string("-DT=") + type_tag(grad.scalar_type(), device);
   KernelLaunch launch(get_kernel(device, "embedding.cl", "embedding_sum", options));
   launch.arg(static_cast<cl_ulong>(out.numel())).arg(static_cast<cl_ulong>(dim));

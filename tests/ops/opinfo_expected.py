@@ -525,46 +525,12 @@ ERROR_DIFFERS = {
     ),
 }
 
-# 101 entries.
+# (count: see below)
 NOT_NATIVE = {
-    ("_segment_reduce.lengths", "bfloat16", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.lengths", "float16", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.lengths", "float32", "backward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.lengths", "float32", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.lengths", "float64", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.offsets", "bfloat16", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.offsets", "float16", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.offsets", "float32", "backward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.offsets", "float32", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_segment_reduce.offsets", "float64", "forward"): (0, "not native yet: aten::segment_reduce"),
-    ("_upsample_bilinear2d_aa", "float32", "backward"): (
-        0,
-        "not native yet: aten::_upsample_bilinear2d_aa.out",
-    ),
-    ("_upsample_bilinear2d_aa", "float32", "forward"): (
-        0,
-        "not native yet: aten::_upsample_bilinear2d_aa.out",
-    ),
-    ("_upsample_bilinear2d_aa", "float64", "forward"): (
-        0,
-        "not native yet: aten::_upsample_bilinear2d_aa.out",
-    ),
     ("_upsample_bilinear2d_aa", "uint8", "forward"): (
         0,
-        "not native yet: aten::_upsample_bilinear2d_aa.out",
+        "not native yet: torch-ocl: _upsample_bilinear2d_aa on Byte is not supported on the ocl device yet (float32 and float64 are; the CPU resizes uint8 with Pillow's fixed-point p...",
     ),
-    ("hash_tensor", "bfloat16", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("hash_tensor", "bool", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("hash_tensor", "float16", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("hash_tensor", "float32", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("hash_tensor", "float64", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("hash_tensor", "int32", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("hash_tensor", "int64", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("hash_tensor", "uint8", "forward"): (0, "not native yet: aten::hash_tensor.out"),
-    ("histogram", "float32", "forward"): (0, "not native yet: aten::histogram.bin_ct"),
-    ("histogram", "float64", "forward"): (0, "not native yet: aten::histogram.bin_ct"),
-    ("histogramdd", "float32", "forward"): (0, "not native yet: aten::_histogramdd_bin_edges"),
-    ("histogramdd", "float64", "forward"): (0, "not native yet: aten::_histogramdd_bin_edges"),
     ("linalg.ldl_factor", "float32", "forward"): (
         0,
         "not native yet: aten::linalg_ldl_factor_ex.out",
@@ -598,47 +564,6 @@ NOT_NATIVE = {
         0,
         "not native yet: aten::linalg_lstsq.out",
     ),
-    ("matrix_exp", "bfloat16", "forward"): (0, "not native yet: aten::linalg_matrix_exp"),
-    ("matrix_exp", "float16", "forward"): (0, "not native yet: aten::linalg_matrix_exp"),
-    ("matrix_exp", "float32", "backward"): (0, "not native yet: aten::linalg_matrix_exp"),
-    ("matrix_exp", "float32", "forward"): (0, "not native yet: aten::linalg_matrix_exp"),
-    ("matrix_exp", "float64", "forward"): (0, "not native yet: aten::linalg_matrix_exp"),
-    ("nn.functional.channel_shuffle", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "bool", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "float16", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "float32", "backward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "float32", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "float64", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "int32", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "int64", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
-    ("nn.functional.channel_shuffle", "uint8", "forward"): (
-        0,
-        "not native yet: aten::channel_shuffle",
-    ),
     ("nn.functional.conv1d", "int64", "forward"): (
         0,
         "not native yet: torch-ocl: convolution is implemented for floating dtypes only, got Long",
@@ -663,29 +588,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: convolution is implemented for floating dtypes only, got Long",
     ),
-    ("nn.functional.ctc_loss", "float32", "backward"): (0, "not native yet: aten::_ctc_loss"),
-    ("nn.functional.ctc_loss", "float32", "forward"): (0, "not native yet: aten::_ctc_loss"),
-    ("nn.functional.ctc_loss", "float64", "forward"): (0, "not native yet: aten::_ctc_loss"),
-    ("nn.functional.embedding_bag", "bfloat16", "forward"): (
-        0,
-        "not native yet: aten::_embedding_bag_forward_only",
-    ),
-    ("nn.functional.embedding_bag", "float16", "forward"): (
-        0,
-        "not native yet: aten::_embedding_bag_forward_only",
-    ),
-    ("nn.functional.embedding_bag", "float32", "backward"): (
-        0,
-        "not native yet: aten::_embedding_bag",
-    ),
-    ("nn.functional.embedding_bag", "float32", "forward"): (
-        0,
-        "not native yet: aten::_embedding_bag_forward_only",
-    ),
-    ("nn.functional.embedding_bag", "float64", "forward"): (
-        0,
-        "not native yet: aten::_embedding_bag_forward_only",
-    ),
     ("nn.functional.interpolate.bicubic", "uint8", "forward"): (
         0,
         "not native yet: torch-ocl: upsample_bicubic2d on uint8 (the CPU's Pillow-style integer interpolation) is not supported on the ocl device yet",
@@ -694,10 +596,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: upsample_bilinear2d on uint8 (the CPU's Pillow-style integer interpolation) is not supported on the ocl device yet",
     ),
-    ("nn.functional.rrelu", "bfloat16", "forward"): (0, "not native yet: aten::rrelu_with_noise"),
-    ("nn.functional.rrelu", "float32", "backward"): (0, "not native yet: aten::rrelu_with_noise"),
-    ("nn.functional.rrelu", "float32", "forward"): (0, "not native yet: aten::rrelu_with_noise"),
-    ("nn.functional.rrelu", "float64", "forward"): (0, "not native yet: aten::rrelu_with_noise"),
     ("nn.functional.upsample_bilinear", "uint8", "forward"): (
         0,
         "not native yet: torch-ocl: upsample_bilinear2d on uint8 (the CPU's Pillow-style integer interpolation) is not supported on the ocl device yet",
@@ -979,6 +877,31 @@ METADATA_ONLY = {
 # Looser tolerances than tests/ocl_testing.py's TOLERANCES: (op, dtype) -> (rtol, atol,
 # reason).
 TOLERANCES = {
+    ("matrix_exp", "float32"): (
+        0.0001,
+        1e-05,
+        "scaling and squaring amplifies float32 rounding by up to 2^s, and ATen's Bader-Blanes-Casas polynomials round differently from this Taylor-18 one: checked by hand, ocl and the CPU are both ~1e-6 off float64 relative to the largest element (a sample with entries ~6e5: ocl 1.0, CPU 0.26 off)",
+    ),
+    ("matrix_exp", "float64"): (
+        1e-11,
+        1e-07,
+        "as for float32: the largest elements (~1e7) differ by ~3e-15 relative, float64's rounding amplified by the squarings",
+    ),
+    ("nn.functional.ctc_loss", "float32"): (
+        1e-05,
+        0.0001,
+        "gradients through log-space sums: float32's own error against float64 is 7.6e-5 on the CPU and on ocl alike (checked by hand over the 12 samples: the same maxima)",
+    ),
+    ("nn.functional.embedding_bag", "bfloat16"): (
+        0.016,
+        0.032,
+        "samples with max_norm: the weight renormalised in place and the bag sums round in another order than the CPU's fbgemm path: one bfloat16 ulp, as close to float64 as the CPU (checked by hand: sample 9 ocl 1.1e-3, CPU 8.5e-4 off float64)",
+    ),
+    ("nn.functional.embedding_bag", "float16"): (
+        0.002,
+        0.002,
+        "as for bfloat16: one float16 ulp on max_norm samples",
+    ),
     ("__rmatmul__", "float32"): (
         1e-05,
         5e-05,
@@ -1115,22 +1038,11 @@ TOLERANCES = {
 # default run leaves them out; TORCH_OCL_OPINFO=full runs them.
 FALLBACK_ONLY_OPS = set(
     [
-        "_segment_reduce.lengths",
-        "_segment_reduce.offsets",
-        "_upsample_bilinear2d_aa",
-        "hash_tensor",
-        "histogram",
-        "histogramdd",
         "linalg.ldl_factor",
         "linalg.ldl_factor_ex",
         "linalg.ldl_solve",
         "linalg.lstsq",
         "linalg.lstsq.grad_oriented",
-        "matrix_exp",
-        "nn.functional.channel_shuffle",
-        "nn.functional.ctc_loss",
-        "nn.functional.embedding_bag",
-        "nn.functional.rrelu",
         "to_sparse",
     ]
 )
