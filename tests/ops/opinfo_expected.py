@@ -525,7 +525,7 @@ ERROR_DIFFERS = {
     ),
 }
 
-# 111 entries.
+# 102 entries.
 NOT_NATIVE = {
     ("_segment_reduce.lengths", "bfloat16", "forward"): (0, "not native yet: aten::segment_reduce"),
     ("_segment_reduce.lengths", "float16", "forward"): (0, "not native yet: aten::segment_reduce"),
@@ -715,15 +715,6 @@ NOT_NATIVE = {
     ("stft", "float32", "backward"): (1, "not native yet: aten::_fft_r2c"),
     ("stft", "float32", "forward"): (1, "not native yet: aten::_fft_r2c"),
     ("stft", "float64", "forward"): (1, "not native yet: aten::_fft_r2c"),
-    ("to_sparse", "bfloat16", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "bool", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float16", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float32", "backward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float32", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float64", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "int32", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "int64", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "uint8", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("unique", "bfloat16", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "bool", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "float16", "forward"): (27, "not native yet: aten::unique_dim"),
@@ -1142,6 +1133,5 @@ FALLBACK_ONLY_OPS = set(
         "nn.functional.embedding_bag",
         "nn.functional.rrelu",
         "normal",
-        "to_sparse",
     ]
 )
