@@ -230,3 +230,40 @@ def test_embedding_sparse_gradients_with_optimizers(optim):
     torch.testing.assert_close(
         emb.weight.detach().cpu(), emb_cpu.weight.detach(), rtol=1e-12, atol=1e-12
     )
+
+
+def test_products_do_not_wait():
+    s = _uncoalesced(40, (8, 6), seed=15).to(DEVICE)
+    c = _sparse_dense((8, 6), seed=16).to_sparse_csr().to(DEVICE)
+    b = make_cpu((6, 5), torch.float64, seed=17).to(DEVICE)
+    torch.ocl.synchronize()
+    waits = torch.ocl.host_wait_count()
+    r1 = torch.sparse.mm(s, b)
+    r2 = c @ b
+    assert torch.ocl.host_wait_count() == waits
+    _same(r1, s.cpu().to_dense() @ b.cpu())
+    _same(r2, c.cpu().to_dense() @ b.cpu())
+
+
+@pytest.mark.parametrize("other", ["scalar", "zero-dim", "dense"])
+def test_mul(other):
+    s_cpu = _uncoalesced(25, (5, 4), dense=(3,), seed=18)
+    o_cpu = {
+        "scalar": 2.5,
+        "zero-dim": torch.tensor(-1.5, dtype=torch.float64),
+        "dense": make_cpu((5, 4, 3), torch.float64, seed=19),
+    }[other]
+    o = o_cpu.to(DEVICE) if isinstance(o_cpu, torch.Tensor) else o_cpu
+    ref = (s_cpu * o_cpu).to_dense()
+    got = s_cpu.to(DEVICE) * o
+    assert got.is_sparse
+    _same(got.to_dense(), ref)
+    with pytest.raises(NotImplementedError, match="two sparse"):
+        s_cpu.to(DEVICE) * s_cpu.to(DEVICE)
+
+
+def test_csr_with_sparse_second_factor_is_not_implemented():
+    c = _sparse_dense((4, 4), seed=20).to_sparse_csr().to(DEVICE)
+    with pytest.raises(NotImplementedError, match="CSR mat1 with dense self and mat2"):
+        torch.addmm(torch.zeros(4, 4, dtype=torch.float64, device=DEVICE), c, c)
+    _same(c @ torch.eye(4, dtype=torch.float64, device=DEVICE), c.cpu().to_dense())

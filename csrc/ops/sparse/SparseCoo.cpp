@@ -11,7 +11,8 @@
 //   add.out     dense + sparse: index_put_ with accumulate on the device; sparse + sparse: the
 //               entries of both, uncoalesced (as CUDA does);
 //   the index conversions COO <-> CSR (searchsorted on the device);
-//   dense -> hybrid COO (ATen's goes through unique_dim) and sparse_mask (a gather with index).
+//   dense -> hybrid COO (ATen's goes through unique_dim), sparse_mask and mul by a scalar or a
+//   dense tensor (gathers with index).
 #include <ATen/SparseTensorImpl.h>
 #include <ATen/native/SparseTensorUtils.h>
 #include <ATen/ops/_coalesced_native.h>
@@ -43,6 +44,7 @@
 #include <ATen/ops/indices_native.h>
 #include <ATen/ops/is_coalesced_native.h>
 #include <ATen/ops/mm_native.h>
+#include <ATen/ops/mul_native.h>
 #include <ATen/ops/neg_native.h>
 #include <ATen/ops/permute_native.h>
 #include <ATen/ops/pow_native.h>
@@ -225,6 +227,39 @@ at::Tensor& add_out_impl(const at::Tensor& self, const at::Tensor& other, const 
   return out;
 }
 
+// out = self * other with one sparse operand and the other a 0-dim tensor (a scalar) or a dense
+// tensor of the same shape: the sparse operand's entries times the other's value there.
+at::Tensor& mul_out_impl(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      !(self.is_sparse() && other.is_sparse()),
+      "torch-ocl: the product of two sparse COO tensors is not implemented; multiply by "
+      "other.to_dense() (the result keeps self's sparsity)");
+  const at::Tensor& sparse = self.is_sparse() ? self : other;
+  const at::Tensor& factor = self.is_sparse() ? other : self;
+  TORCH_CHECK(out.is_sparse(), "mul: expected a sparse result, got ", out.layout());
+  at::Tensor values;
+  if (factor.dim() == 0) {
+    values = sparse._values().mul(factor.to(sparse.device()));
+  } else {
+    TORCH_CHECK(factor.sizes().equals(sparse.sizes()),
+                "mul: a sparse and a dense operand must "
+                "have the same size (broadcasting is not supported), got ",
+                sparse.sizes(), " and ", factor.sizes());
+    const at::Tensor idx = sparse._indices();
+    c10::List<std::optional<at::Tensor>> index;
+    for (int64_t d = 0; d < sparse.sparse_dim(); ++d) index.push_back(idx.select(0, d));
+    values = sparse._nnz() == 0 ? sparse._values().mul(factor.sum())
+                                : sparse._values().mul(factor.index(index));
+  }
+  values = values.to(out.scalar_type());
+  const at::Tensor indices = out.is_same(sparse) ? sparse._indices() : sparse._indices().clone();
+  const bool coalesced = sparse.is_coalesced();
+  out.sparse_resize_(sparse.sizes(), sparse.sparse_dim(), sparse.dense_dim());
+  at::sparse::alias_into_sparse(out, indices, values);
+  out._coalesced_(coalesced);
+  return out;
+}
+
 // crow_indices of sorted COO rows: crow[i] = the number of entries in rows before i.
 at::Tensor coo_to_csr(const at::Tensor& rows, int64_t size, bool out_int32) {
   const at::Tensor bounds = at::arange(size + 1, rows.options().dtype(rows.scalar_type()));
@@ -329,6 +364,9 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("_coalesce", coalesce_impl);
   m.impl("add.out", add_out_impl);
   m.impl("sparse_mask", sparse_mask_impl);
+  m.impl("mul.Tensor", at::native::mul_sparse);
+  m.impl("mul_.Tensor", at::native::mul_sparse_);
+  m.impl("mul.out", mul_out_impl);
 }
 
 }  // namespace torch_ocl
