@@ -321,3 +321,18 @@ def test_jagged_sdpa():
         t = c.transpose(0, 1).double()
         e = F.scaled_dot_product_attention(t, t, t).transpose(0, 1)
         torch.testing.assert_close(got.cpu().double(), e, rtol=1e-4, atol=1e-4)
+
+
+def test_nested_autograd_through_linear_relu_and_padding():
+    comps = _components([(2, 3), (4, 3), (1, 3)], dtype=torch.float64, seed=12)
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 2).double()
+    grads = []
+    for dev in ("cpu", DEVICE):
+        layer = lin.to(dev)
+        layer.zero_grad()
+        a = torch.nested.nested_tensor([c.to(dev) for c in comps], requires_grad=True)
+        F.relu(layer(a)).to_padded_tensor(0.0).pow(2).sum().backward()
+        grads.append((layer.weight.grad.cpu().clone(), layer.bias.grad.cpu().clone()))
+    for got, expected in zip(grads[1], grads[0], strict=True):
+        torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)

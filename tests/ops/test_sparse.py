@@ -267,3 +267,18 @@ def test_csr_with_sparse_second_factor_is_not_implemented():
     with pytest.raises(NotImplementedError, match="CSR mat1 with dense self and mat2"):
         torch.addmm(torch.zeros(4, 4, dtype=torch.float64, device=DEVICE), c, c)
     _same(c @ torch.eye(4, dtype=torch.float64, device=DEVICE), c.cpu().to_dense())
+
+
+def test_sparse_mm_gradients():
+    s_cpu = _uncoalesced(12, (5, 4), seed=21)
+    b_cpu = make_cpu((4, 3), torch.float64, seed=22)
+    grads = []
+    for dev in ("cpu", DEVICE):
+        s = s_cpu.detach().clone().to(dev).requires_grad_()
+        b = b_cpu.detach().clone().to(dev).requires_grad_()
+        (
+            torch.sparse.mm(s, b) * torch.arange(15.0, dtype=torch.float64, device=dev).view(5, 3)
+        ).sum().backward()
+        grads.append((s.grad.coalesce().to_dense().cpu(), b.grad.cpu()))
+    torch.testing.assert_close(grads[1][0], grads[0][0], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grads[1][1], grads[0][1], rtol=1e-12, atol=1e-12)
