@@ -19,8 +19,8 @@
 // out (contiguous, [B, P...]) = component b's element at the position when inside its sizes,
 // else the padding value.
 __kernel void nested_to_padded(ulong total, __global const long* meta, ulong meta_off,
-                               __global const E* src, ulong src_off, __global E* dst,
-                               ulong dst_off, long pad_bits) {
+                               __global const E* src, ulong src_off, __global E* dst, ulong dst_off,
+                               long pad_bits) {
   const ulong g = get_global_id(0);
   if (g >= total) return;
   meta += meta_off;
@@ -44,8 +44,8 @@ __kernel void nested_to_padded(ulong total, __global const long* meta, ulong met
 // dst (a contiguous buffer, component after component, each [sizes...] row-major) from the
 // padded source. meta: ncomp + 1 component starts in dst (ascending), then per component its
 // sizes[NDIM]; the source's strides: stride_b, then strides[NDIM] (elements, may be permuted).
-__kernel void padded_to_nested(ulong total, __global const long* meta, ulong meta_off,
-                               ulong ncomp, __global const long* sstrides, ulong sstrides_off,
+__kernel void padded_to_nested(ulong total, __global const long* meta, ulong meta_off, ulong ncomp,
+                               __global const long* sstrides, ulong sstrides_off,
                                __global const E* src, ulong src_off, __global E* dst,
                                ulong dst_off) {
   const ulong g = get_global_id(0);
@@ -82,8 +82,8 @@ __kernel void padded_to_nested(ulong total, __global const long* meta, ulong met
 // t < min(offsets[b + 1] - offsets[b], max_len), else padding.
 __kernel void jagged_to_padded(ulong total, ulong inner, ulong max_len,
                                __global const OFF_T* offsets, ulong offsets_off,
-                               __global const E* src, ulong src_off, __global E* dst,
-                               ulong dst_off, long pad_bits) {
+                               __global const E* src, ulong src_off, __global E* dst, ulong dst_off,
+                               long pad_bits) {
   const ulong g = get_global_id(0);
   if (g >= total) return;
   offsets += offsets_off;
@@ -93,8 +93,8 @@ __kernel void jagged_to_padded(ulong total, ulong inner, ulong max_len,
   const ulong b = row / max_len;
   const long start = (long)offsets[b];
   const long len = (long)offsets[b + 1] - start;
-  dst[dst_off + g] = (long)t < len ? src[src_off + (start + (long)t) * (long)inner + (long)i]
-                                   : (E)pad_bits;
+  dst[dst_off + g] =
+      (long)t < len ? src[src_off + (start + (long)t) * (long)inner + (long)i] : (E)pad_bits;
 }
 
 // values (contiguous [total_rows, inner]) from padded [B, L, inner] (contiguous): values' row r

@@ -15,10 +15,9 @@
 #define DATA STORE_TYPE(T)
 #define ACC REG_TYPE(T)
 
-__kernel void segment_sum(ulong total, ulong inner, __global const long* starts,
-                          ulong starts_off, __global const long* perm, ulong perm_off,
-                          __global const DATA* values, ulong values_off, __global DATA* out,
-                          ulong out_off) {
+__kernel void segment_sum(ulong total, ulong inner, __global const long* starts, ulong starts_off,
+                          __global const long* perm, ulong perm_off, __global const DATA* values,
+                          ulong values_off, __global DATA* out, ulong out_off) {
   const ulong g = get_global_id(0);
   if (g >= total) return;
   starts += starts_off;
@@ -32,8 +31,8 @@ __kernel void segment_sum(ulong total, ulong inner, __global const long* starts,
 
 __kernel void csr_spmm(ulong total, ulong ncols, __global const IDX_T* crow, ulong crow_off,
                        __global const IDX_T* col, ulong col_off, __global const DATA* val,
-                       ulong val_off, __global const DATA* dense, ulong dense_off, long d0,
-                       long d1, __global const DATA* self, ulong self_off, long s0, long s1,
+                       ulong val_off, __global const DATA* dense, ulong dense_off, long d0, long d1,
+                       __global const DATA* self, ulong self_off, long s0, long s1,
                        __global DATA* out, ulong out_off, ACC beta, ACC alpha, int use_self) {
   const ulong g = get_global_id(0);
   if (g >= total) return;
@@ -64,7 +63,8 @@ __kernel void sampled_dot(ulong total, ulong k, __global const long* row, ulong 
   b += b_off;
   const long i = row[p], j = (long)col[p];
   ACC acc = 0;
-  for (long q = 0; q < (long)k; ++q) acc += LOAD(T, a, i * a0 + q * a1) * LOAD(T, b, q * b0 + j * b1);
+  for (long q = 0; q < (long)k; ++q)
+    acc += LOAD(T, a, i * a0 + q * a1) * LOAD(T, b, q * b0 + j * b1);
   ACC r = alpha * acc;
   if (use_self) r += beta * LOAD(T, self, self_off + p);
   STORE(T, out, out_off + p, r);
