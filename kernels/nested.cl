@@ -6,8 +6,9 @@
 // Elements are moved as bits (E = uchar, short, int or long by the element's size), so one
 // program serves every dtype; the padding value arrives as the bits of the dtype's value.
 //
-// Build options: -DE=<bits type> -DNDIM=<dims of a component, 1..8> (strided kernels),
-//   -DOFF_T=<long|int> (jagged kernels).
+// Build options: -DE=<bits type> -DNDIM=<dims of a component, 1..8> -DIDX=<uint|ulong> (the
+//   type of the position arithmetic: uint when the output has fewer than 2^32 elements, which
+//   makes its divisions several times cheaper) (strided kernels), -DOFF_T=<long|int> (jagged).
 // Launch: one work-item per element of the output, global = roundup(total, local).
 
 #ifdef NDIM
@@ -24,10 +25,10 @@ __kernel void nested_to_padded(ulong total, __global const long* meta, ulong met
   const ulong g = get_global_id(0);
   if (g >= total) return;
   meta += meta_off;
-  ulong rest = g;
+  IDX rest = (IDX)g;
   long pos[NDIM];
   for (int d = NDIM - 1; d >= 0; --d) {
-    const ulong p = (ulong)meta[d];
+    const IDX p = (IDX)meta[d];
     pos[d] = (long)(rest % p);
     rest /= p;
   }
@@ -63,10 +64,10 @@ __kernel void padded_to_nested(ulong total, __global const long* meta, ulong met
       hi = mid;
   }
   const __global long* sizes = meta + (ncomp + 1) + lo * NDIM;
-  ulong rest = g - (ulong)meta[lo];
+  IDX rest = (IDX)(g - (ulong)meta[lo]);
   long at = (long)lo * sstrides[0];
   for (int d = NDIM - 1; d >= 0; --d) {
-    const ulong s = (ulong)sizes[d];
+    const IDX s = (IDX)sizes[d];
     at += (long)(rest % s) * sstrides[1 + d];
     rest /= s;
   }

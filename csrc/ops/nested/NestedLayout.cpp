@@ -45,6 +45,11 @@ int64_t value_bits(double value, at::ScalarType dtype) {
 
 std::string bits_options(size_t itemsize) { return std::string("-DE=") + bits_tag(itemsize); }
 
+// The strided kernels' position arithmetic: 32-bit when the output is small enough.
+std::string index_options(int64_t total) {
+  return total < (int64_t(1) << 32) ? " -DIDX=uint" : " -DIDX=ulong";
+}
+
 at::Tensor to_device(const std::vector<int64_t>& host, const at::Device& device) {
   at::Tensor t =
       at::empty({static_cast<int64_t>(host.size())}, at::TensorOptions().dtype(at::kLong));
@@ -104,7 +109,8 @@ at::Tensor to_padded_tensor_impl(const at::Tensor& self, double padding,
   c10::DeviceGuard guard(self.device());
   const int device = self.device().index();
   const at::Tensor m = to_device(meta, self.device());
-  const std::string options = bits_options(buffer.itemsize()) + " -DNDIM=" + std::to_string(k);
+  const std::string options = bits_options(buffer.itemsize()) + " -DNDIM=" + std::to_string(k) +
+                              index_options(result.numel());
   KernelLaunch launch(get_kernel(device, "nested.cl", "nested_to_padded", options));
   launch.arg(static_cast<cl_ulong>(result.numel())).buffer(buffer_of(m), 8);
   launch.buffer(buffer_of(buffer), buffer.itemsize()).buffer(buffer_of(result), result.itemsize());
@@ -145,7 +151,8 @@ at::Tensor from_padded(const at::Tensor& source, const at::Tensor& sizes,
   const at::Tensor m = to_device(meta, source.device());
   std::vector<int64_t> sstrides(source.strides().begin(), source.strides().end());
   const at::Tensor s = to_device(sstrides, source.device());
-  const std::string options = bits_options(source.itemsize()) + " -DNDIM=" + std::to_string(sk);
+  const std::string options =
+      bits_options(source.itemsize()) + " -DNDIM=" + std::to_string(sk) + index_options(starts[n]);
   KernelLaunch launch(get_kernel(device, "nested.cl", "padded_to_nested", options));
   launch.arg(static_cast<cl_ulong>(starts[n])).buffer(buffer_of(m), 8);
   launch.arg(static_cast<cl_ulong>(n)).buffer(buffer_of(s), 8);
