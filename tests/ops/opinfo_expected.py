@@ -603,15 +603,6 @@ NOT_NATIVE = {
     ("stft", "float32", "backward"): (1, "not native yet: aten::_fft_r2c"),
     ("stft", "float32", "forward"): (1, "not native yet: aten::_fft_r2c"),
     ("stft", "float64", "forward"): (1, "not native yet: aten::_fft_r2c"),
-    ("to_sparse", "bfloat16", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "bool", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float16", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float32", "backward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float32", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "float64", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "int32", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "int64", "forward"): (0, "not native yet: aten::_to_sparse"),
-    ("to_sparse", "uint8", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("unique", "bfloat16", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "bool", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "float16", "forward"): (27, "not native yet: aten::unique_dim"),
@@ -1043,6 +1034,5 @@ FALLBACK_ONLY_OPS = set(
         "linalg.ldl_solve",
         "linalg.lstsq",
         "linalg.lstsq.grad_oriented",
-        "to_sparse",
     ]
 )
