@@ -38,6 +38,12 @@
 #endif
 
 #define COMP REG_TYPE(COMP_T)
+// The op's result type: the compute type's, unless the host says otherwise (-DRES_T: a complex
+// comparison's real result, polar's and complex()'s complex result over real operands).
+#ifndef RES_T
+#define RES_T COMP_T
+#endif
+#define RES REG_TYPE(RES_T)
 
 #ifdef IDX64
 typedef long idx_t;
@@ -45,6 +51,106 @@ typedef long idx_t;
 typedef int idx_t;
 #endif
 
+#ifdef COMP_COMPLEX
+// ---- Complex compute (COMP_T cfloat or cdouble; COMP is float2 / double2, .x the real part, .y
+// the imaginary part; CR the parts' type). The ops flagged kCplx / kCplxReal in the op table, as
+// the CPU's c10::complex computes them (division by Smith's scaling, principal branches). ----
+#define CR REG_TYPE(REAL_TAG(COMP_T))
+#define CX(re, im) ((COMP)((CR)(re), (CR)(im)))
+
+inline COMP cx_mul(COMP a, COMP b) { return CX(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+// c10::complex's division: scaled by the larger part of the divisor (no overflow of |b|^2); a
+// zero divisor gives the componentwise quotients by 0 (inf or NaN), as the CPU.
+inline COMP cx_div(COMP a, COMP b) {
+  const CR ac = fabs(b.x), ad = fabs(b.y);
+  if (ac >= ad) {
+    if (ac == 0 && ad == 0) return CX(a.x / ac, a.y / ad);
+    const CR rat = b.y / b.x, scl = (CR)1 / (b.x + b.y * rat);
+    return CX((a.x + a.y * rat) * scl, (a.y - a.x * rat) * scl);
+  }
+  const CR rat = b.x / b.y, scl = (CR)1 / (b.y + b.x * rat);
+  return CX((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
+}
+inline CR cx_abs(COMP a) { return hypot(a.x, a.y); }
+inline COMP cx_exp(COMP a) {
+  if (a.y == 0) return CX(exp(a.x), a.y);  // a real exponent stays real (exp(inf) = inf)
+  const CR e = exp(a.x);
+  return CX(e * cos(a.y), e * sin(a.y));
+}
+inline COMP cx_log(COMP a) { return CX(log(cx_abs(a)), atan2(a.y, a.x)); }
+// The principal square root, without cancellation: from the larger of |a| + |re| halves.
+inline COMP cx_sqrt(COMP a) {
+  if (a.x == 0 && a.y == 0) return CX(0, a.y);
+  if (OCL_ISINF(a.y)) return CX(INFINITY, a.y);
+  const CR t = sqrt((cx_abs(a) + fabs(a.x)) / 2);
+  if (a.x >= 0) return CX(t, a.y / (2 * t));
+  return CX(fabs(a.y) / (2 * t), copysign(t, a.y));
+}
+inline COMP cx_pow(COMP a, COMP b) {
+  if (b.x == 0 && b.y == 0) return CX(1, 0);
+  if (a.x == 0 && a.y == 0) {
+    if (b.y == 0 && b.x > 0) return CX(0, 0);
+  }
+  return cx_exp(cx_mul(b, cx_log(a)));
+}
+inline COMP cx_sin(COMP a) { return CX(sin(a.x) * cosh(a.y), cos(a.x) * sinh(a.y)); }
+inline COMP cx_cos(COMP a) { return CX(cos(a.x) * cosh(a.y), -sin(a.x) * sinh(a.y)); }
+inline COMP cx_sinh(COMP a) { return CX(sinh(a.x) * cos(a.y), cosh(a.x) * sin(a.y)); }
+inline COMP cx_cosh(COMP a) { return CX(cosh(a.x) * cos(a.y), sinh(a.x) * sin(a.y)); }
+// tanh(x + iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y); beyond |x| = 20 it is +-1 + 0i to
+// the parts' precision (and cosh 2x would overflow float).
+inline COMP cx_tanh(COMP a) {
+  if (fabs(a.x) > 20) return CX(copysign((CR)1, a.x), copysign((CR)0, sin(2 * a.y)));
+  const CR d = cosh(2 * a.x) + cos(2 * a.y);
+  return CX(sinh(2 * a.x) / d, sin(2 * a.y) / d);
+}
+inline COMP cx_tan(COMP a) {  // tan z = -i tanh(iz)
+  const COMP t = cx_tanh(CX(-a.y, a.x));
+  return CX(t.y, -t.x);
+}
+inline COMP cx_sgn(COMP a) {
+  const CR r = cx_abs(a);
+  return r == 0 ? CX(0, 0) : CX(a.x / r, a.y / r);
+}
+// x + alpha * y with the complex product even for alpha = 1, as the CPU's kernels compute it:
+// 1j + (inf + inf j) is NaN + NaN j there (0 * inf in the product), and here.
+inline COMP cx_axpy(COMP x, COMP alpha, COMP y) { return x + cx_mul(alpha, y); }
+
+#define EWOP_add(a, b, c) cx_axpy(a, p0, b)
+#define EWOP_mul(a, b, c) cx_mul(a, b)
+#define EWOP_div_true(a, b, c) cx_div(a, b)
+#define EWOP_eq(a, b, c) ((a).x == (b).x && (a).y == (b).y)
+#define EWOP_ne(a, b, c) ((a).x != (b).x || (a).y != (b).y)
+#define EWOP_neg(a, b, c) (-(a))
+#define EWOP_conj(a, b, c) CX((a).x, -(a).y)
+// abs and angle as complex values with a zero imaginary part: ATen's abs and angle run complex
+// inputs with a complex result and keep its real part.
+#define EWOP_abs(a, b, c) CX(cx_abs(a), 0)
+#define EWOP_angle(a, b, c) CX(atan2((a).y, (a).x), 0)
+#define EWOP_sgn(a, b, c) cx_sgn(a)
+#define EWOP_exp(a, b, c) cx_exp(a)
+#define EWOP_log(a, b, c) cx_log(a)
+#define EWOP_log2(a, b, c) (cx_log(a) / (CR)0.693147180559945309417232121458)
+#define EWOP_log10(a, b, c) (cx_log(a) / (CR)2.30258509299404568401799145468)
+#define EWOP_sqrt(a, b, c) cx_sqrt(a)
+#define EWOP_rsqrt(a, b, c) cx_div(CX(1, 0), cx_sqrt(a))
+#define EWOP_reciprocal(a, b, c) cx_div(CX(1, 0), a)
+#define EWOP_pow(a, b, c) cx_pow(a, b)
+#define EWOP_pow_scalar(a, b, c) cx_pow(a, p0)
+#define EWOP_sin(a, b, c) cx_sin(a)
+#define EWOP_cos(a, b, c) cx_cos(a)
+#define EWOP_tan(a, b, c) cx_tan(a)
+#define EWOP_sinh(a, b, c) cx_sinh(a)
+#define EWOP_cosh(a, b, c) cx_cosh(a)
+#define EWOP_tanh(a, b, c) cx_tanh(a)
+#define EWOP_sigmoid(a, b, c) cx_div(CX(1, 0), CX(1, 0) + cx_exp(-(a)))
+#define EWOP_addcmul(a, b, c) cx_axpy(a, p0, cx_mul(b, c))
+#define EWOP_addcdiv(a, b, c) cx_axpy(a, p0, cx_div(b, c))
+#define EWOP_copy(a, b, c) (a)
+#define EWOP_fill(a, b, c) p0
+#define EWOP_where(a, b, c) ((a).x != 0 ? (b) : (c))
+
+#else  // real compute
 #ifdef COMP_FLOAT
 #define ABS(x) fabs(x)
 #else
@@ -419,6 +525,11 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #define EWOP_bce_backward(a, b, c) \
   ((a) * ((b) - (c)) / fmax(((COMP)1 - (b)) * (b), R(EWK(1e-12))))
 
+// polar(abs, angle) and complex(real, imag): real operands, a complex result (RES).
+#define EWOP_polar(a, b, c) ((RES)((a) * cos(b), (a) * sin(b)))
+#define EWOP_complex(a, b, c) ((RES)((a), (b)))
+#endif  // COMP_COMPLEX
+
 #ifdef EW_OP
 #define OP(a, b, c) EW_OP(a, b, c)
 
@@ -481,7 +592,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #ifdef LOAD_COND
 #define LOAD_IN0(off) (LOAD(IN0_T, in0, off) != 0)
 #else
-#define LOAD_IN0(off) CONVERT(COMP_T, LOAD(IN0_T, in0, off))
+#define LOAD_IN0(off) CVT(COMP_T, IN0_T, LOAD(IN0_T, in0, off))
 #endif
 
 // Load, compute and store one element at offsets (o, o0, o1, o2) of out and the inputs.
@@ -498,7 +609,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #ifdef IN1_SCALAR
 #define LOAD_B(o1) in1_val
 #else
-#define LOAD_B(o1) CONVERT(COMP_T, LOAD(IN1_T, in1, in1_off + (o1)))
+#define LOAD_B(o1) CVT(COMP_T, IN1_T, LOAD(IN1_T, in1, in1_off + (o1)))
 #endif
 #else
 #define LOAD_B(o1) 0
@@ -507,7 +618,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
 #ifdef IN2_SCALAR
 #define LOAD_C(o2) in2_val
 #else
-#define LOAD_C(o2) CONVERT(COMP_T, LOAD(IN2_T, in2, in2_off + (o2)))
+#define LOAD_C(o2) CVT(COMP_T, IN2_T, LOAD(IN2_T, in2, in2_off + (o2)))
 #endif
 #else
 #define LOAD_C(o2) 0
@@ -526,7 +637,7 @@ inline COMP ew_clamp3(COMP a, COMP lo, COMP hi) {
   do {                                                             \
     const COMP a = LOAD_A(o0), b = LOAD_B(o1), c = LOAD_C(o2);     \
     CHECK_B(b);                                                    \
-    STORE(OUT_T, out, out_off + (o), CONVERT(OUT_T, OP(a, b, c))); \
+    STORE(OUT_T, out, out_off + (o), CVT(OUT_T, RES_T, OP(a, b, c))); \
   } while (0)
 
 // EW_VEC (contiguous case, float operands and result, CHUNK a multiple of 8; the host sets it for

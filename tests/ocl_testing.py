@@ -29,6 +29,8 @@ TOLERANCES = {
     torch.float32: (1e-5, 1e-6),
     torch.float16: (2e-3, 1e-5),
     torch.bfloat16: (1.6e-2, 1e-5),
+    torch.complex128: (1e-12, 1e-12),  # complex: the tolerances of the parts' dtype
+    torch.complex64: (1e-5, 1e-6),
 }
 
 
@@ -171,7 +173,7 @@ def assert_ocl_close(actual, expected, *, exact=False, rtol=None, atol=None, equ
     assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != expected {expected.dtype}"
     assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
     got = actual.cpu()
-    if exact or not expected.dtype.is_floating_point:
+    if exact or not (expected.dtype.is_floating_point or expected.dtype.is_complex):
         torch.testing.assert_close(got, expected, rtol=0, atol=0, equal_nan=equal_nan)
         return
     d_rtol, d_atol = TOLERANCES[expected.dtype]
@@ -187,6 +189,8 @@ def assert_ocl_close(actual, expected, *, exact=False, rtol=None, atol=None, equ
 def _upcast(x):
     if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64:
         return x.to(torch.float64)
+    if isinstance(x, torch.Tensor) and x.dtype == torch.complex64:
+        return x.to(torch.complex128)
     return x
 
 
@@ -194,7 +198,11 @@ def cpu_reference(fn, cpu_args, *, ref64=True):
     """fn on the CPU; with ref64, floats are computed in float64 and rounded to the dtype that
     PyTorch gives for the original dtypes."""
     expected = fn(*cpu_args)
-    if ref64 and isinstance(expected, torch.Tensor) and expected.is_floating_point():
+    if (
+        ref64
+        and isinstance(expected, torch.Tensor)
+        and (expected.is_floating_point() or expected.is_complex())
+    ):
         precise = fn(*[_upcast(a) for a in cpu_args])
         expected = precise.to(expected.dtype)
     return expected

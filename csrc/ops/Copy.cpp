@@ -197,10 +197,24 @@ at::Tensor stored(const at::Tensor& t) {
   return s;
 }
 
+// The stored values of a conjugate view (x.conj() of a complex x): the same memory without the bit.
+at::Tensor stored_conj(const at::Tensor& t) {
+  at::Tensor s = t.alias();
+  s._set_conj(false);
+  return s;
+}
+
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  TORCH_CHECK(!self.is_complex() && !dst.is_complex(),
-              "torch-ocl: complex tensors are not supported on the ocl device yet");
   if (dst.numel() == 0) return dst;
+  // Conjugate views, like neg views below: copy the stored values, then conjugate the
+  // destination's where the two bits differ (conj_physical_, on the device that holds dst).
+  if (self.is_conj() || dst.is_conj()) {
+    const bool conjugate = self.is_conj() != dst.is_conj();
+    at::Tensor dst_stored = stored_conj(dst);
+    copy_from(stored_conj(self), dst_stored, non_blocking && !conjugate);
+    if (conjugate && dst_stored.is_complex()) dst_stored.conj_physical_();
+    return dst;
+  }
   // Neg views reach this op directly (the Negative key lets _copy_from through, below): copy the
   // stored values, then negate the destination's where the two bits differ, as the CPU's copy
   // does. (ATen's negation fallback would resolve `self` with a clone, which copies through this
@@ -263,6 +277,7 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   at::Tensor host = at::empty({}, self.options().device(at::kCPU));
   at::Tensor src = self;
   if (src.is_neg()) src = src.resolve_neg();
+  if (src.is_conj()) src = src.resolve_conj();
   BufferRef b = buffer_of(src);
   cl_command_queue q = current_queue(self.device().index());
   HostWait wait("Tensor.item() / _local_scalar_dense");
@@ -283,7 +298,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_local_scalar_dense", local_scalar_dense);
 }
 
-// Neg and conjugate views are copied by _copy_from itself (above; complex tensors raise there).
+// Neg and conjugate views are copied by _copy_from itself (above).
 TORCH_LIBRARY_IMPL(aten, Negative, m) {
   m.impl("_copy_from", torch::CppFunction::makeFallthrough());
 }

@@ -10,8 +10,8 @@
 
 #include "ops/ElementwiseBatch.h"
 #include "runtime/Device.h"
-#include "runtime/DeviceProfile.h"
 #include "runtime/DeviceError.h"
+#include "runtime/DeviceProfile.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 
@@ -92,6 +92,19 @@ std::string variant_options(const Plan& p) {
   opts += " -DCOMP_T=";
   opts += type_tag(p.comp, p.device);
   if (is_floating_tag(p.comp)) opts += " -DCOMP_FLOAT";
+  // Complex numbers: complex compute (-DCOMP_COMPLEX, the ops' complex forms), and the result's
+  // tag where it is not the compute type's: real for complex comparisons, complex for polar and
+  // complex() over real operands.
+  if (at::isComplexType(p.comp)) {
+    opts += " -DCOMP_COMPLEX";
+    if (p.op->flags & kCplxReal) {
+      opts += " -DRES_T=";
+      opts += type_tag(c10::toRealValueType(p.comp), p.device);
+    }
+  } else if (p.op->flags & kToCplx) {
+    opts += " -DRES_T=";
+    opts += type_tag(c10::toComplexType(p.comp), p.device);
+  }
   opts += " -DNIN=";
   opts += static_cast<char>('0' + p.nin);
   for (int k = 0; k < p.nin; ++k) {

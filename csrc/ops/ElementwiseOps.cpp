@@ -17,6 +17,7 @@
 #include <ATen/native/PointwiseOps.h>
 #include <ATen/native/Pow.h>
 #include <ATen/native/TensorCompare.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/ops/_prelu_kernel_backward_native.h>
 #include <ATen/ops/_prelu_kernel_native.h>
@@ -42,6 +43,8 @@
 #include <ATen/ops/clamp_max_native.h>
 #include <ATen/ops/clamp_min_native.h>
 #include <ATen/ops/clamp_native.h>
+#include <ATen/ops/complex_native.h>
+#include <ATen/ops/conj_physical_native.h>
 #include <ATen/ops/copysign_native.h>
 #include <ATen/ops/cos_native.h>
 #include <ATen/ops/cosh_native.h>
@@ -122,6 +125,7 @@
 #include <ATen/ops/ne_native.h>
 #include <ATen/ops/neg_native.h>
 #include <ATen/ops/nextafter_native.h>
+#include <ATen/ops/polar_native.h>
 #include <ATen/ops/polygamma_native.h>
 #include <ATen/ops/pow_native.h>
 #include <ATen/ops/reciprocal_native.h>
@@ -231,6 +235,15 @@ bool takes_dtype(EwDtypes dtypes, at::ScalarType t) {
 const EwOp& ew_op(EwId id) { return kOps[static_cast<size_t>(id)]; }
 
 void check_ew_dtype(const EwOp& op, at::ScalarType t) {
+  if (at::isComplexType(t)) {
+    TORCH_CHECK_NOT_IMPLEMENTED((op.flags & (kCplx | kCplxReal)) && t != at::kComplexHalf,
+                                "torch-ocl: '", op.name, "' is not implemented for complex dtype ",
+                                c10::toString(t),
+                                " on the ocl device yet (docs/complex.md lists the complex ops); "
+                                "compute it on the CPU (.cpu()) or on real and imaginary parts "
+                                "(torch.view_as_real)");
+    return;
+  }
   TORCH_CHECK_NOT_IMPLEMENTED(takes_dtype(op.dtypes, t), "\"", op.cpu_kernel,
                               "\" not implemented for '", c10::toString(t), "'");
 }
@@ -267,6 +280,13 @@ void sub_kernel(at::TensorIteratorBase& iter, const c10::Scalar& alpha) {
 // (checked).
 void pow_tensor_scalar_kernel(at::TensorIteratorBase& iter, const c10::Scalar& exponent) {
   const at::ScalarType t = iter.common_dtype();
+  if (at::isComplexType(t)) {  // the CPU's complex kernel: x ** 0.5 is sqrt, x ** -1 reciprocal
+    if (exponent.equal(0.5)) return launch_elementwise(iter, EwId::sqrt);
+    if (exponent.equal(-1.0)) return launch_elementwise(iter, EwId::reciprocal);
+    EwParams params;
+    params.p0 = exponent;
+    return launch_elementwise(iter, EwId::pow_scalar, params);
+  }
   if (t == at::kFloat || t == at::kDouble || t == at::kBFloat16) {
     if (exponent.equal(0.5)) return launch_elementwise(iter, EwId::sqrt);
     if (exponent.equal(-0.5)) return launch_elementwise(iter, EwId::rsqrt);
@@ -282,6 +302,15 @@ void pow_tensor_scalar_kernel(at::TensorIteratorBase& iter, const c10::Scalar& e
     params.param_dtype = at::kDouble;
   }
   launch_elementwise(iter, EwId::pow_scalar, params);
+}
+
+// polar(abs, angle) and complex(real, imag): real operands (computed in their dtype), a complex
+// result.
+template <EwId kOp>
+void to_complex_kernel(at::TensorIterator& iter) {
+  EwParams params;
+  params.compute = iter.input_dtype(0);
+  launch_elementwise(iter, kOp, params);
 }
 
 // nan_to_num: the replacements default to 0 and the dtype's largest and lowest values; given
@@ -558,6 +587,10 @@ TORCH_OCL_EW_STUB(special_erfcx_stub, erfcx);
 TORCH_OCL_EW_STUB(special_log_ndtr_stub, log_ndtr);
 TORCH_OCL_EW_STUB(special_ndtri_stub, ndtri);
 TORCH_OCL_EW_STUB(angle_stub, angle);
+TORCH_OCL_EW_STUB(sgn_stub, sgn);
+TORCH_OCL_EW_STUB(conj_physical_stub, conj);
+REGISTER_PRIVATEUSE1_DISPATCH(polar_stub, &torch_ocl::to_complex_kernel<torch_ocl::EwId::polar>);
+REGISTER_PRIVATEUSE1_DISPATCH(complex_stub, &torch_ocl::to_complex_kernel<torch_ocl::EwId::complex>);
 REGISTER_PRIVATEUSE1_DISPATCH(frexp_stub, &torch_ocl::frexp_kernel);
 TORCH_OCL_EW_STUB(logit_stub, logit);
 TORCH_OCL_EW_STUB(logit_backward_stub, logit_backward);
@@ -800,6 +833,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("relu", at::native::relu);
   m.impl("relu_", at::native::relu_);
   m.impl("isnan", at::native::isnan);
+  // Complex numbers (docs/complex.md): conj_physical; polar and complex (real operands, complex
+  // result).
+  m.impl("conj_physical.out", at::native::conj_physical_out);
+  m.impl("conj_physical_", at::native::conj_physical_);
+  m.impl("polar.out", at::native::polar_out);
+  m.impl("complex.out", at::native::complex_out);
   m.impl("rsub.Tensor",
          static_cast<at::Tensor (*)(const at::Tensor&, const at::Tensor&, const c10::Scalar&)>(
              at::native::rsub));

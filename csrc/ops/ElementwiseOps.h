@@ -14,7 +14,11 @@
 //               (float for half/bfloat16) as the CPU does, not the compute type; kVec - the
 //               kernel expression is valid for float8 operands too (arithmetic and built-ins, no
 //               compares or helper functions): contiguous float32 calls on CPU devices then run
-//               8 lanes at a time (kernels/elementwise.cl, EW_VEC).
+//               8 lanes at a time (kernels/elementwise.cl, EW_VEC); kCplx - the op also takes
+//               complex compute dtypes (complex64, complex128): kernels/elementwise.cl defines
+//               its complex form under COMP_COMPLEX, with a complex result; kCplxReal - the same,
+//               with a real result (comparisons: bool); kToCplx - real operands, complex result
+//               (polar, complex). Complex dtypes reach no other op (NotImplementedError).
 //
 // How an op reaches its kernel is registered in ops/ElementwiseOps.cpp: the DispatchStub that
 // ATen's CPU implementation calls (REGISTER_PRIVATEUSE1_DISPATCH), with ATen's structured
@@ -44,14 +48,17 @@ enum EwFlags : uint8_t {
   kZeroDivisor = 2,
   kOpmathParams = 4,
   kVec = 8,
+  kCplx = 16,
+  kCplxReal = 32,
+  kToCplx = 64,
 };
 
 // clang-format off
 #define TORCH_OCL_ELEMENTWISE_OPS(X)                                          \
   /* arithmetic */                                                            \
-  X(add,               kAll,      "add_cpu",               kBatch)           \
-  X(mul,               kAll,      "mul_cpu",               kBatch)           \
-  X(div_true,          kAll,      "div_true_cpu",          kBatch)           \
+  X(add,               kAll,      "add_cpu",               kBatch | kCplx)           \
+  X(mul,               kAll,      "mul_cpu",               kBatch | kCplx)           \
+  X(div_true,          kAll,      "div_true_cpu",          kBatch | kCplx)           \
   X(div_trunc,         kNoBool,   "div_trunc_cpu",         kZeroDivisor)     \
   X(div_floor,         kNoBool,   "div_floor_cpu",         kZeroDivisor)     \
   X(maximum,           kAll,      "maximum_cpu",           kBatch)           \
@@ -60,8 +67,8 @@ enum EwFlags : uint8_t {
   X(bitwise_or,        kIntegral, "bitwise_or_cpu",        kNoFlags)         \
   X(bitwise_xor,       kIntegral, "bitwise_xor_cpu",       kNoFlags)         \
   /* comparisons and logic (bool result, computed in the inputs' dtype) */   \
-  X(eq,                kAll,      "eq_cpu",                kNoFlags)         \
-  X(ne,                kAll,      "ne_cpu",                kNoFlags)         \
+  X(eq,                kAll,      "eq_cpu",                kCplxReal)         \
+  X(ne,                kAll,      "ne_cpu",                kCplxReal)         \
   X(lt,                kAll,      "lt_cpu",                kNoFlags)         \
   X(le,                kAll,      "le_cpu",                kNoFlags)         \
   X(gt,                kAll,      "gt_cpu",                kNoFlags)         \
@@ -71,37 +78,37 @@ enum EwFlags : uint8_t {
   X(logical_or,        kAll,      "logical_or_cpu",        kNoFlags)         \
   X(logical_xor,       kAll,      "logical_xor_cpu",       kNoFlags)         \
   /* unary */                                                                 \
-  X(neg,               kNoBool,   "neg_cpu",               kBatch)           \
-  X(abs,               kNoBool,   "abs_cpu",               kBatch)           \
+  X(neg,               kNoBool,   "neg_cpu",               kBatch | kCplx)           \
+  X(abs,               kNoBool,   "abs_cpu",               kBatch | kCplx)           \
   X(sign,              kAll,      "sign_cpu",              kBatch)           \
   X(ceil,              kFloating, "ceil_vml_cpu",          kBatch)           \
   X(floor,             kFloating, "floor_vml_cpu",         kBatch)           \
   X(round,             kFloating, "round_vml_cpu",         kBatch)           \
   X(trunc,             kFloating, "trunc_vml_cpu",         kBatch)           \
-  X(exp,               kFloating, "exp_vml_cpu",           kBatch | kVec)    \
-  X(log,               kFloating, "log_vml_cpu",           kBatch | kVec)    \
-  X(sqrt,              kFloating, "sqrt_vml_cpu",          kBatch | kVec)    \
-  X(rsqrt,             kFloating, "rsqrt_cpu",             kBatch | kVec)    \
-  X(sigmoid,           kFloating, "sigmoid_cpu",           kBatch | kVec)    \
-  X(tanh,              kFloating, "tanh_vml_cpu",          kBatch)           \
-  X(sin,               kFloating, "sin_vml_cpu",           kBatch | kVec)    \
-  X(cos,               kFloating, "cos_vml_cpu",           kBatch | kVec)    \
-  X(reciprocal,        kFloating, "reciprocal_cpu",        kBatch | kVec)    \
+  X(exp,               kFloating, "exp_vml_cpu",           kBatch | kVec | kCplx)    \
+  X(log,               kFloating, "log_vml_cpu",           kBatch | kVec | kCplx)    \
+  X(sqrt,              kFloating, "sqrt_vml_cpu",          kBatch | kVec | kCplx)    \
+  X(rsqrt,             kFloating, "rsqrt_cpu",             kBatch | kVec | kCplx)    \
+  X(sigmoid,           kFloating, "sigmoid_cpu",           kBatch | kVec | kCplx)    \
+  X(tanh,              kFloating, "tanh_vml_cpu",          kBatch | kCplx)           \
+  X(sin,               kFloating, "sin_vml_cpu",           kBatch | kVec | kCplx)    \
+  X(cos,               kFloating, "cos_vml_cpu",           kBatch | kVec | kCplx)    \
+  X(reciprocal,        kFloating, "reciprocal_cpu",        kBatch | kVec | kCplx)    \
   /* clamp with scalar bounds p0 (min), p1 (max) */                          \
   X(clamp,             kNoBool,   "clamp_scalar_cpu",      kBatch)           \
   X(clamp_min,         kNoBool,   "clamp_min_scalar_cpu",  kBatch)           \
   X(clamp_max,         kNoBool,   "clamp_max_scalar_cpu",  kBatch)           \
   /* three operands and parameters */                                        \
-  X(addcmul,           kNoBool,   "addcmul_cpu_out",       kOpmathParams)    \
-  X(addcdiv,           kNoBool,   "addcdiv_cpu_out",       kOpmathParams)    \
+  X(addcmul,           kNoBool,   "addcmul_cpu_out",       kOpmathParams | kCplx)    \
+  X(addcdiv,           kNoBool,   "addcdiv_cpu_out",       kOpmathParams | kCplx)    \
   X(lerp,              kFloating, "lerp_kernel_scalar",    kOpmathParams)    \
   /* gradients */                                                             \
   X(threshold,         kNoBool,   "threshold_cpu",         kBatch | kOpmathParams) \
   X(sigmoid_backward,  kFloating, "sigmoid_backward_cpu",  kBatch)           \
   X(tanh_backward,     kFloating, "tanh_backward_cpu",     kBatch)           \
   /* more arithmetic */                                                       \
-  X(pow,               kNoBool,   "pow",                   kNoFlags)         \
-  X(pow_scalar,        kNoBool,   "pow",                   kBatch)           \
+  X(pow,               kNoBool,   "pow",                   kCplx)         \
+  X(pow_scalar,        kNoBool,   "pow",                   kBatch | kCplx)           \
   X(fmod,              kNoBool,   "fmod_cpu",              kZeroDivisor)     \
   X(remainder,         kNoBool,   "remainder_cpu",         kZeroDivisor)     \
   X(fmax,              kAll,      "fmax_cpu",              kNoFlags)         \
@@ -149,18 +156,18 @@ enum EwFlags : uint8_t {
   X(erfinv,            kFloating, "erfinv_cpu",            kNoFlags)         \
   X(expm1,             kFloating, "expm1_cpu",             kVec)             \
   X(log1p,             kFloating, "log1p_cpu",             kVec)             \
-  X(log2,              kFloating, "log2_cpu",              kVec)             \
-  X(log10,             kFloating, "log10_cpu",             kVec)             \
+  X(log2,              kFloating, "log2_cpu",              kVec | kCplx)             \
+  X(log10,             kFloating, "log10_cpu",             kVec | kCplx)             \
   X(exp2,              kFloating, "exp2_cpu",              kVec)             \
   X(lgamma,            kFloating, "lgamma_cpu",            kNoFlags)         \
   X(digamma,           kFloating, "digamma",               kNoFlags)         \
   X(polygamma,         kFloating, "polygamma",             kNoFlags)         \
-  X(tan,               kFloating, "tan_cpu",               kVec)             \
+  X(tan,               kFloating, "tan_cpu",               kVec | kCplx)             \
   X(asin,              kFloating, "asin_cpu",              kVec)             \
   X(acos,              kFloating, "acos_cpu",              kVec)             \
   X(atan,              kFloating, "atan_cpu",              kVec)             \
-  X(sinh,              kFloating, "sinh_cpu",              kVec)             \
-  X(cosh,              kFloating, "cosh_cpu",              kVec)             \
+  X(sinh,              kFloating, "sinh_cpu",              kVec | kCplx)             \
+  X(cosh,              kFloating, "cosh_cpu",              kVec | kCplx)             \
   X(asinh,             kFloating, "asinh_cpu",             kVec)             \
   X(acosh,             kFloating, "acosh_cpu",             kVec)             \
   X(atanh,             kFloating, "atanh_cpu",             kVec)             \
@@ -187,7 +194,12 @@ enum EwFlags : uint8_t {
   X(erfcx,             kFloatDouble, "erfcx_cpu",          kNoFlags)         \
   X(log_ndtr,          kFloatDouble, "log_ndtr_cpu",       kNoFlags)         \
   X(ndtri,             kFloatDouble, "ndtri_cpu",          kNoFlags)         \
-  X(angle,             kFloating, "angle_cpu",             kNoFlags)         \
+  X(angle,             kFloating, "angle_cpu",             kCplx)            \
+  /* complex only: sgn (z / |z|), conj_physical; polar and complex build complex values */ \
+  X(sgn,               kFloating, "sgn_cpu",               kCplx)            \
+  X(conj,              kAll,      "conj_cpu",              kCplx)            \
+  X(polar,             kFloating, "polar_cpu",             kToCplx)          \
+  X(complex,           kFloating, "complex_cpu",           kToCplx)          \
   /* frexp: two launches over the input, one per output */                  \
   X(frexp_mantissa,    kFloating, "frexp_cpu",             kNoFlags)         \
   X(frexp_exponent,    kFloating, "frexp_cpu",             kNoFlags)         \
@@ -234,9 +246,9 @@ enum EwFlags : uint8_t {
   X(bce,               kFloating, "binary_cross_entropy",  kNoFlags)         \
   X(bce_backward,      kFloating, "binary_cross_entropy_backward", kNoFlags) \
   /* moving and selecting elements (own glue: Copy.cpp, Fill.cpp, Compare.cpp) */ \
-  X(copy,              kAll,      "copy_",                 kNoFlags)         \
-  X(fill,              kAll,      "fill_",                 kNoFlags)         \
-  X(where,             kAll,      "where_cpu",             kNoFlags)
+  X(copy,              kAll,      "copy_",                 kCplx)         \
+  X(fill,              kAll,      "fill_",                 kCplx)         \
+  X(where,             kAll,      "where_cpu",             kCplx)
 // clang-format on
 
 enum class EwId : uint16_t {

@@ -2,6 +2,7 @@
 #include "ops/KernelTypes.h"
 
 #include <c10/util/Exception.h>
+#include <c10/util/complex.h>
 
 #include <type_traits>
 
@@ -35,6 +36,13 @@ const char* type_tag(at::ScalarType t, int device) {
       return "uchar";
     case at::kBool:
       return "bool";
+    case at::kComplexFloat:
+      return "cfloat";
+    case at::kComplexDouble:
+      TORCH_CHECK(device_info(device).fp64, "torch-ocl: ocl:", device, " (",
+                  device_info(device).name,
+                  ") does not support complex128 (no cl_khr_fp64); use complex64.");
+      return "cdouble";
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "torch-ocl: dtype ", t,
                                   " is not supported on the ocl device yet");
@@ -78,6 +86,12 @@ namespace {
 // operand: integers wrap (int8 + 255 adds -1), floats beyond the range become +-inf.
 template <typename T>
 T convert_operand(const c10::Scalar& v) {
+  if constexpr (c10::is_complex<T>::value) {
+    using R = typename T::value_type;
+    if (v.isComplex()) return T(v.toComplexDouble());
+    return T(convert_operand<R>(v), R(0));
+  }
+  if (v.isComplex()) return convert_operand<T>(v.toComplexDouble().real());  // the real part
   if (v.isBoolean()) return c10::convert<T>(v.toBool());
   if (v.isIntegral(false)) return c10::convert<T>(v.toLong());
   return c10::convert<T>(v.toDouble());
@@ -107,6 +121,10 @@ void with_scalar_type(at::ScalarType t, F&& f) {
       return f(uint8_t{});
     case at::kBool:
       return f(bool{});
+    case at::kComplexFloat:
+      return f(c10::complex<float>{});
+    case at::kComplexDouble:
+      return f(c10::complex<double>{});
     default:
       TORCH_CHECK(false, "torch-ocl: unsupported compute dtype ", t);
   }
@@ -127,6 +145,10 @@ void push_operand_scalar(KernelLaunch& launch, const c10::Scalar& v, at::ScalarT
       launch.arg(convert_operand<float>(v));  // the kernels compute half/bfloat16 in float
     } else if constexpr (std::is_same_v<T, bool>) {
       launch.arg(static_cast<uint8_t>(convert_operand<bool>(v)));
+    } else if constexpr (c10::is_complex<T>::value) {  // float2 / double2 in the kernels
+      const T z = convert_operand<T>(v);
+      const typename T::value_type parts[2] = {z.real(), z.imag()};
+      launch.raw(sizeof(parts), parts);
     } else {
       launch.arg(convert_operand<T>(v));
     }

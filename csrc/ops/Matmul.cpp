@@ -20,8 +20,12 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/mm_meta.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/relu.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <torch/library.h>
 
 #include <cstdint>
@@ -231,14 +235,42 @@ void cpu_pack_operands(at::Tensor& a, at::Tensor& b) {
   if (is_read_transposed(a) && M * K >= kMinElements && N >= kMinReuse) a = a.contiguous();
 }
 
+void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b,
+                  const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out,
+                  const char* name);
+
+// Complex products as one real GEMM (the 4M form, one launch): A's interleaved (re, im) columns
+// [B, M, 2K] (view_as_real of A, no copy when A is contiguous) times the real [B, 2K, 2N] matrix
+// whose row pair (2p, 2p+1) is (br, bi interleaved) and (-bi, br interleaved) for row p of B;
+// the product's interleaved columns are view_as_real of C itself. The real GEMM keeps its tuned
+// kernels and its rounding (no 3M cancellation); B' costs 4x B's memory, built by stack.
+void complex_baddbmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b,
+                     const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out,
+                     const char* name) {
+  const int64_t nb = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
+  const at::Tensor ar =
+      at::view_as_real(a.resolve_conj().resolve_neg().contiguous()).reshape({nb, M, 2 * K});
+  const at::Tensor bv = at::view_as_real(b.resolve_conj().resolve_neg());
+  const at::Tensor br = bv.select(-1, 0), bi = bv.select(-1, 1);
+  const at::Tensor b2 = at::stack({at::stack({br, bi}, -1), at::stack({bi.neg(), br}, -1)}, 2)
+                            .reshape({nb, 2 * K, 2 * N});
+  at::Tensor prod = at::empty({nb, M, 2 * N}, ar.options());
+  baddbmm_impl({}, ar, b2, 0, 1, prod, name);
+  at::Tensor c = at::view_as_complex(prod.view({nb, M, N, 2}));
+  if (!alpha.equal(1)) c = c.mul(alpha);
+  if (bias.defined() && !beta.equal(0)) c = c.add(bias, beta);
+  out.copy_(c);
+}
+
 // out (B x M x N, contiguous) = beta * bias + alpha * a @ b for batches of matrices: bias is
 // undefined (bmm) or broadcastable to B x M x N.
 void baddbmm_impl(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b,
                   const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out,
                   const char* name) {
   const at::ScalarType t = a.scalar_type();
-  TORCH_CHECK(t != at::kBool && !at::isComplexType(t), "\"", name, "\" not implemented for '", t,
+  TORCH_CHECK(t != at::kBool && t != at::kComplexHalf, "\"", name, "\" not implemented for '", t,
               "'");
+  if (at::isComplexType(t)) return complex_baddbmm(bias, a, b, beta, alpha, out, name);
   const int64_t nb = a.size(0), M = a.size(1), N = b.size(2);
   at::Tensor bias_bmn;
   if (bias.defined()) bias_bmn = bias.expand({nb, M, N});
@@ -379,8 +411,16 @@ void addmv_kernel(const Outputs<1>& out, const at::Tensor& self, const at::Tenso
   TORCH_CHECK(t == vec.scalar_type() && t == self.scalar_type(),
               "addmv input tensors must have the same dtype, but got ", self.scalar_type(), ", ", t,
               ", and ", vec.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && t != at::kComplexHalf,
                               "\"addmv\" not implemented for '", c10::toString(t), "'");
+  if (at::isComplexType(t)) {  // as a one-column product (complex_baddbmm)
+    const int64_t M = mat.size(0), K = mat.size(1);
+    at::Tensor col = at::empty({1, M, 1}, out[0].options());
+    baddbmm_impl(self.expand({M}).view({1, M, 1}), mat.unsqueeze(0), vec.reshape({1, K, 1}), beta,
+                 alpha, col, "addmv");
+    out[0].copy_(col.view({M}));
+    return;
+  }
   launch_gemv(mat, vec, self.expand({mat.size(0)}), beta, alpha, out[0]);
 }
 // The bias (argument 0) may be the output itself: each element is read by the work-group that
@@ -399,25 +439,24 @@ at::Tensor dot_impl(const at::Tensor& self, const at::Tensor& other) {
               "] to have the same number of elements, but got ", self.numel(), " and ",
               other.numel(), " elements respectively");
   const at::ScalarType t = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && t != at::kComplexHalf,
                               "\"dot\" not implemented for '", c10::toString(t), "'");
+  if (at::isComplexType(t)) return at::sum(at::mul(self, other));
   at::Tensor out = at::empty({}, self.options());
   launch_gemv(self.unsqueeze(0), other, {}, 0, 1, out);
   return out;
 }
 
-// vdot conjugates self: the same as dot for the real dtypes of this device.
+// vdot conjugates self: the same as dot for the real dtypes.
 at::Tensor vdot_impl(const at::Tensor& self, const at::Tensor& other) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex() && !other.is_complex(),
-                              "vdot: complex tensors are not supported on this device");
-  return dot_impl(self, other);
+  return dot_impl(self.is_complex() ? self.conj_physical() : self, other);
 }
 
 // trace: the sum of the diagonal; integers (and bool, which the CPU rejects) as int64.
 at::Tensor trace_impl(const at::Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
   const at::ScalarType t = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && !at::isComplexType(t),
+  TORCH_CHECK_NOT_IMPLEMENTED(t != at::kBool && t != at::kComplexHalf,
                               "\"trace\" not implemented for '", c10::toString(t), "'");
   return at::sum(self.diagonal(), at::isIntegralType(t, false) ? at::kLong : t);
 }

@@ -20,6 +20,7 @@
 #include <ATen/ops/log_normal_native.h>
 #include <ATen/ops/multinomial_native.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <torch/library.h>
@@ -154,6 +155,11 @@ double dtype_max(at::ScalarType t) {
 }
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  if (self.is_complex()) {  // as the CPU: both parts uniform in [from, to)
+    at::Tensor parts = at::view_as_real(self);
+    uniform_(parts, from, to, gen);
+    return self;
+  }
   check_floating(self, "uniform_");
   // The checks of CPU torch: finite bounds within the dtype, from <= to, a finite range.
   const double max = dtype_max(self.scalar_type());
@@ -168,8 +174,13 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
 }
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
-  check_floating(self, "normal_");
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (self.is_complex()) {  // as the CPU: two normals of variance std^2 / 2 (E|z|^2 = std^2)
+    at::Tensor parts = at::view_as_real(self);
+    normal_(parts, mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
+  check_floating(self, "normal_");
   return on_contiguous(self, [&](at::Tensor& t) { philox_fill(t, "DIST_NORMAL", mean, std, gen); });
 }
 

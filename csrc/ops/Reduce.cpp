@@ -43,6 +43,7 @@
 #include <ATen/ops/sum_meta.h>
 #include <ATen/ops/var_mean_native.h>
 #include <ATen/ops/var_native.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
@@ -400,8 +401,21 @@ at::Tensor as_result_elements(const at::Tensor& self, const at::Tensor& out) {
   return to_bool ? self.ne(0) : self;
 }
 
+// A complex sum or mean: the real and imaginary parts are reduced as a real tensor with one more
+// (kept) dimension of 2, view_as_real of both (a conjugate view resolved first).
+bool complex_reduce(const at::Tensor& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
+                    bool mean) {
+  if (!out.is_complex() && !self.is_complex()) return false;
+  TORCH_CHECK(out.is_complex(), "sum/mean of a complex tensor into a real dtype ",
+              out.scalar_type(), " is not supported; take torch.real first");
+  at::Tensor x = self.is_complex() ? self.resolve_conj().resolve_neg() : self.to(out.scalar_type());
+  run_reduce(at::view_as_real(x), dims_mask(self, dims), at::view_as_real(out), Op::kSum, mean);
+  return true;
+}
+
 void sum_kernel(const Outputs<1>& out, const at::Tensor& self, at::OptionalIntArrayRef dims,
                 bool keepdim, std::optional<at::ScalarType> dtype) {
+  if (complex_reduce(out[0], self, dims, false)) return;
   run_reduce(as_result_elements(self, out[0]), dims_mask(self, dims), out[0], Op::kSum, false);
 }
 using SumDim = Structured<at::meta::structured_sum_dim_IntList, sum_kernel>;
@@ -419,6 +433,7 @@ void mean_kernel(const Outputs<1>& out, const at::Tensor& self, at::OptionalIntA
   const at::ScalarType t = out[0].scalar_type();
   TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
               "result type Float can't be cast to the desired output type ", t);
+  if (complex_reduce(out[0], self, dims, true)) return;
   run_reduce(self, dims_mask(self, dims), out[0], Op::kSum, true);
 }
 using MeanDim = Structured<at::meta::structured_mean_dim, mean_kernel>;

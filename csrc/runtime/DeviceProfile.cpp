@@ -136,6 +136,8 @@ void set_cpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.scan_tiles = false;
   p.attention_rows = 4;
   p.attention_lws = 16;
+  p.fft_lws = 64;
+  p.fft_per_item = across_items ? 1 : 4;
   // Cache-sized im2col chunks (8x64x56x56 3x3 forward on PoCL: 17-18 ms against 23-26 ms with
   // all 58 MB of columns at once); TORCH_OCL_CONV_CHUNK_BYTES overrides.
   const char* chunk = std::getenv("TORCH_OCL_CONV_CHUNK_BYTES");
@@ -161,6 +163,8 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.scan_tiles = true;
   p.attention_rows = 1;
   p.attention_lws = 64;
+  p.fft_lws = 64;
+  p.fft_per_item = 1;
   p.conv_cols_bytes = int64_t{256} << 20;
   p.gemm_register_blocked = false;
   p.conv_implicit_gemm = true;
@@ -260,6 +264,8 @@ const std::vector<Field>& fields() {
       bool_field("scan_tiles", &DeviceProfile::scan_tiles),
       int_field("attention_rows", &DeviceProfile::attention_rows, 1, 64),
       int_field("attention_lws", &DeviceProfile::attention_lws, 1, 4096),
+      int_field("fft_lws", &DeviceProfile::fft_lws, 1, 4096),
+      int_field("fft_per_item", &DeviceProfile::fft_per_item, 1, 256),
       {"conv_cols_bytes", [](const DeviceProfile& p) { return std::to_string(p.conv_cols_bytes); },
        [](DeviceProfile& p, const std::string& s) {
          int64_t v = 0;
@@ -348,6 +354,7 @@ DeviceProfile build_profile(const DeviceInfo& d) {
   const int max_wg = static_cast<int>(std::min<size_t>(p.max_work_group, 1 << 20));
   p.batch_lws = std::min(p.batch_lws, max_wg);
   p.multi_tensor_lws = std::min(p.multi_tensor_lws, max_wg);
+  p.fft_lws = static_cast<int>(p.fit_lws(p.fft_lws));
   // A column tile is a power of two within the work-group limit (0 keeps the per-column walk).
   if (p.reduce_col_tile > 0) p.reduce_col_tile = static_cast<int>(p.fit_lws(p.reduce_col_tile));
   return p;

@@ -83,6 +83,9 @@ struct DeviceProfile {
   bool scan_tiles = true;
   // Fused attention: query rows per work-item and work-group size.
   int attention_rows = 1, attention_lws = 64;
+  // FFT passes (kernels/fft.cl): work-group size, and butterflies a work-item computes in a row
+  // (CPU devices: a work-item's loop runs as one vectorised loop; GPUs: one each).
+  int fft_lws = 64, fft_per_item = 1;
   // Bytes of im2col columns a convolution materialises at once: cache-sized on CPU devices.
   int64_t conv_cols_bytes = int64_t{256} << 20;
   // Convolutions (forward, and the input gradient at stride 1) as one implicit GEMM on the tiled

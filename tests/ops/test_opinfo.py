@@ -171,8 +171,10 @@ def _first_line(msg: str, limit: int = 160) -> str:
 
 
 def _is_complex_error(exc: BaseException) -> bool:
-    """torch-ocl's refusal of complex tensors (complex dtypes are out of scope)."""
-    return "complex tensors are not supported" in str(exc)
+    """torch-ocl's refusal of a complex tensor in an op without a complex form yet
+    (docs/complex.md; complex dtypes are not among the dtypes this test runs)."""
+    text = str(exc)
+    return "complex tensors are not supported" in text or "for complex dtype" in text
 
 
 def _error_text(exc: BaseException) -> str:
