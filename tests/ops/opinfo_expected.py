@@ -525,7 +525,7 @@ ERROR_DIFFERS = {
     ),
 }
 
-# (count: see below)
+# 41 entries.
 NOT_NATIVE = {
     ("_upsample_bilinear2d_aa", "uint8", "forward"): (
         0,
