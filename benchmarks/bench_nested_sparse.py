@@ -168,7 +168,7 @@ def main():
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.invert_yaxis()
     ax.set_xlabel("ocl time / CPU time (lower is better)")
-    ax.set_title(f"nested and sparse tensors: {result['device']}")
+    ax.set_title(f"nested and sparse tensors: {result['device']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(args.png, dpi=100)
     print(f"wrote {args.json} and {args.png}", file=sys.stderr)

@@ -18,7 +18,9 @@
 #define COMP_WORDS (1 + 2 * NDIM)
 
 // out (contiguous, [B, P...]) = component b's element at the position when inside its sizes,
-// else the padding value.
+// else the padding value. One work-item per row of out (total = B * P[0] * ... * P[NDIM - 2]),
+// running along the last dimension: CPU devices prefer a run of consecutive elements per
+// work-item to a division chain per element.
 __kernel void nested_to_padded(ulong total, __global const long* meta, ulong meta_off,
                                __global const E* src, ulong src_off, __global E* dst, ulong dst_off,
                                long pad_bits) {
@@ -27,24 +29,32 @@ __kernel void nested_to_padded(ulong total, __global const long* meta, ulong met
   meta += meta_off;
   IDX rest = (IDX)g;
   long pos[NDIM];
-  for (int d = NDIM - 1; d >= 0; --d) {
+  for (int d = NDIM - 2; d >= 0; --d) {
     const IDX p = (IDX)meta[d];
     pos[d] = (long)(rest % p);
     rest /= p;
   }
-  const __global long* c = meta + NDIM + rest * COMP_WORDS;
+  const __global long* c = meta + NDIM + (ulong)rest * COMP_WORDS;
   long at = c[0];
   int inside = 1;
-  for (int d = 0; d < NDIM; ++d) {
+  for (int d = 0; d < NDIM - 1; ++d) {
     inside &= pos[d] < c[1 + d];
     at += pos[d] * c[1 + NDIM + d];
   }
-  dst[dst_off + g] = inside ? src[src_off + at] : (E)pad_bits;
+  const long last = meta[NDIM - 1];
+  const long len = inside ? min(c[NDIM], last) : 0;
+  const long step = c[2 * NDIM];
+  __global E* out = dst + dst_off + g * (ulong)last;
+  const __global E* in = src + src_off + at;
+  for (long j = 0; j < len; ++j) out[j] = in[j * step];
+  for (long j = len; j < last; ++j) out[j] = (E)pad_bits;
 }
 
 // dst (a contiguous buffer, component after component, each [sizes...] row-major) from the
-// padded source. meta: ncomp + 1 component starts in dst (ascending), then per component its
-// sizes[NDIM]; the source's strides: stride_b, then strides[NDIM] (elements, may be permuted).
+// padded source, one work-item per row of a component (total = all components' rows), running
+// along the last dimension. meta: ncomp + 1 row starts (ascending), ncomp + 1 element starts in
+// dst, then per component its sizes[NDIM]; the source's strides: stride_b, then strides[NDIM]
+// (elements, may be permuted).
 __kernel void padded_to_nested(ulong total, __global const long* meta, ulong meta_off, ulong ncomp,
                                __global const long* sstrides, ulong sstrides_off,
                                __global const E* src, ulong src_off, __global E* dst,
@@ -53,25 +63,32 @@ __kernel void padded_to_nested(ulong total, __global const long* meta, ulong met
   if (g >= total) return;
   meta += meta_off;
   sstrides += sstrides_off;
-  // The component holding element g: the last start <= g (binary search; empty components
-  // share their start with the next one and are skipped by taking the last).
-  ulong lo = 0, hi = ncomp;  // invariant: meta[lo] <= g < meta[hi]
+  const __global long* rows = meta;
+  const __global long* elems = meta + ncomp + 1;
+  // The component holding row g: the last row start <= g (binary search; empty components share
+  // their start with the next one and are skipped by taking the last).
+  ulong lo = 0, hi = ncomp;  // invariant: rows[lo] <= g < rows[hi]
   while (hi - lo > 1) {
     const ulong mid = (lo + hi) / 2;
-    if ((ulong)meta[mid] <= g)
+    if ((ulong)rows[mid] <= g)
       lo = mid;
     else
       hi = mid;
   }
-  const __global long* sizes = meta + (ncomp + 1) + lo * NDIM;
-  IDX rest = (IDX)(g - (ulong)meta[lo]);
+  const __global long* sizes = meta + 2 * (ncomp + 1) + lo * NDIM;
+  const ulong local_row = g - (ulong)rows[lo];
+  IDX rest = (IDX)local_row;
   long at = (long)lo * sstrides[0];
-  for (int d = NDIM - 1; d >= 0; --d) {
+  for (int d = NDIM - 2; d >= 0; --d) {
     const IDX s = (IDX)sizes[d];
     at += (long)(rest % s) * sstrides[1 + d];
     rest /= s;
   }
-  dst[dst_off + g] = src[src_off + at];
+  const long last = sizes[NDIM - 1];
+  const long step = sstrides[NDIM];
+  __global E* out = dst + dst_off + elems[lo] + (long)local_row * last;
+  const __global E* in = src + src_off + at;
+  for (long j = 0; j < last; ++j) out[j] = in[j * step];
 }
 
 #endif  // NDIM

@@ -10,7 +10,8 @@
 // their strides in elements. Sums are accumulated in REG_TYPE(T) (float for half/bfloat16).
 //
 // Build options: -DT=<float|double|half|bfloat16> -DIDX_T=<long|int> (index dtype).
-// Launch: one work-item per output element, global = roundup(total, local).
+// Launch: one work-item per output element, global = roundup(total, local); csr_spmm: 2-d,
+// (roundup(columns, local), rows), local (power of two covering the columns, 1).
 
 #define DATA STORE_TYPE(T)
 #define ACC REG_TYPE(T)
@@ -29,25 +30,27 @@ __kernel void segment_sum(ulong total, ulong inner, __global const long* starts,
   STORE(T, out, out_off + g, acc);
 }
 
-__kernel void csr_spmm(ulong total, ulong ncols, __global const IDX_T* crow, ulong crow_off,
+__kernel void csr_spmm(ulong nrows, ulong ncols, __global const IDX_T* crow, ulong crow_off,
                        __global const IDX_T* col, ulong col_off, __global const DATA* val,
                        ulong val_off, __global const DATA* dense, ulong dense_off, long d0, long d1,
                        __global const DATA* self, ulong self_off, long s0, long s1,
                        __global DATA* out, ulong out_off, ACC beta, ACC alpha, int use_self) {
-  const ulong g = get_global_id(0);
-  if (g >= total) return;
+  // A 2-d launch, (columns, rows), one row per work-group: every work-item of a group runs the
+  // same number of iterations, so CPU devices vectorise the group across columns.
+  const ulong j = get_global_id(0);
+  const ulong i = get_global_id(1);
+  if (j >= ncols || i >= nrows) return;
   crow += crow_off;
   col += col_off;
   val += val_off;
   dense += dense_off;
-  const long i = (long)(g / ncols), j = (long)(g % ncols);
   ACC acc = 0;
   const long end = (long)crow[i + 1];
   for (long p = (long)crow[i]; p < end; ++p)
-    acc += LOAD(T, val, p) * LOAD(T, dense, (long)col[p] * d0 + j * d1);
+    acc += LOAD(T, val, p) * LOAD(T, dense, (long)col[p] * d0 + (long)j * d1);
   ACC r = alpha * acc;
-  if (use_self) r += beta * LOAD(T, self, (long)self_off + i * s0 + j * s1);
-  STORE(T, out, out_off + g, r);
+  if (use_self) r += beta * LOAD(T, self, (long)self_off + (long)i * s0 + (long)j * s1);
+  STORE(T, out, out_off + i * ncols + j, r);
 }
 
 __kernel void sampled_dot(ulong total, ulong k, __global const long* row, ulong row_off,

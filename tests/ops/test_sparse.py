@@ -200,7 +200,7 @@ def test_operations_on_empty_and_errors():
     _same(torch.sparse.mm(e, torch.ones(3, 2, device=DEVICE)), torch.zeros(3, 2))
 
 
-@pytest.mark.parametrize("optim", ["sgd", "adagrad"])
+@pytest.mark.parametrize("optim", ["sgd", "sgd-momentum", "adagrad", "sparse_adam"])
 def test_embedding_sparse_gradients_with_optimizers(optim):
     torch.manual_seed(0)
     emb_cpu = nn.Embedding(20, 6, sparse=True, padding_idx=3).double()
@@ -211,6 +211,10 @@ def test_embedding_sparse_gradients_with_optimizers(optim):
     def make(params):
         if optim == "sgd":
             return torch.optim.SGD(params, lr=0.1)
+        if optim == "sgd-momentum":
+            return torch.optim.SGD(params, lr=0.1, momentum=0.9)
+        if optim == "sparse_adam":
+            return torch.optim.SparseAdam(params, lr=0.01)
         return torch.optim.Adagrad(params, lr=0.1)
 
     opt_cpu, opt = make(emb_cpu.parameters()), make(emb.parameters())

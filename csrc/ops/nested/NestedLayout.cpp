@@ -112,10 +112,11 @@ at::Tensor to_padded_tensor_impl(const at::Tensor& self, double padding,
   const std::string options = bits_options(buffer.itemsize()) + " -DNDIM=" + std::to_string(k) +
                               index_options(result.numel());
   KernelLaunch launch(get_kernel(device, "nested.cl", "nested_to_padded", options));
-  launch.arg(static_cast<cl_ulong>(result.numel())).buffer(buffer_of(m), 8);
+  const int64_t rows = result.numel() / padded[k];  // one work-item per row of the output
+  launch.arg(static_cast<cl_ulong>(rows)).buffer(buffer_of(m), 8);
   launch.buffer(buffer_of(buffer), buffer.itemsize()).buffer(buffer_of(result), result.itemsize());
   launch.arg(static_cast<cl_long>(value_bits(padding, buffer.scalar_type())));
-  launch.enqueue1d(device, static_cast<size_t>(result.numel()), kLws);
+  launch.enqueue1d(device, static_cast<size_t>(rows), kLws);
   return result;
 }
 
@@ -128,6 +129,7 @@ at::Tensor from_padded(const at::Tensor& source, const at::Tensor& sizes,
   const int64_t sk = source.dim() - 1;
   const int64_t* sz = sizes.const_data_ptr<int64_t>();
   std::vector<int64_t> starts(static_cast<size_t>(n + 1), 0);
+  std::vector<int64_t> row_starts(static_cast<size_t>(n + 1), 0);
   std::vector<int64_t> comp(static_cast<size_t>(n * sk), 0);
   for (int64_t b = 0; b < n; ++b) {
     int64_t numel = 1;
@@ -140,13 +142,16 @@ at::Tensor from_padded(const at::Tensor& source, const at::Tensor& sizes,
                   ": pass the sizes of the nested tensor the padded one was made from");
       comp[b * sk + d] = s;
     }
+    const int64_t last = comp[b * sk + sk - 1];
+    row_starts[b + 1] = row_starts[b] + (numel == 0 ? 0 : numel / last);
   }
   at::Tensor buffer = at::empty({starts[n]}, source.options());
   at::Tensor result = at::detail::make_tensor<at::native::NestedTensorImpl>(buffer, sizes.clone());
   if (starts[n] == 0) return result;
   c10::DeviceGuard guard(source.device());
   const int device = source.device().index();
-  std::vector<int64_t> meta = starts;
+  std::vector<int64_t> meta = row_starts;
+  meta.insert(meta.end(), starts.begin(), starts.end());
   meta.insert(meta.end(), comp.begin(), comp.end());
   const at::Tensor m = to_device(meta, source.device());
   std::vector<int64_t> sstrides(source.strides().begin(), source.strides().end());
@@ -154,10 +159,11 @@ at::Tensor from_padded(const at::Tensor& source, const at::Tensor& sizes,
   const std::string options =
       bits_options(source.itemsize()) + " -DNDIM=" + std::to_string(sk) + index_options(starts[n]);
   KernelLaunch launch(get_kernel(device, "nested.cl", "padded_to_nested", options));
-  launch.arg(static_cast<cl_ulong>(starts[n])).buffer(buffer_of(m), 8);
+  // one work-item per row of a component
+  launch.arg(static_cast<cl_ulong>(row_starts[n])).buffer(buffer_of(m), 8);
   launch.arg(static_cast<cl_ulong>(n)).buffer(buffer_of(s), 8);
   launch.buffer(buffer_of(source), source.itemsize()).buffer(buffer_of(buffer), buffer.itemsize());
-  launch.enqueue1d(device, static_cast<size_t>(starts[n]), kLws);
+  launch.enqueue1d(device, static_cast<size_t>(row_starts[n]), kLws);
   return result;
 }
 

@@ -18,6 +18,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -66,7 +67,7 @@ void spmm(at::Tensor& out, const at::Tensor& self, const at::Scalar& beta, const
   const std::string options = std::string("-DT=") + type_tag(out.scalar_type(), device) +
                               " -DIDX_T=" + (c.scalar_type() == at::kInt ? "int" : "long");
   KernelLaunch launch(get_kernel(device, "sparse.cl", "csr_spmm", options));
-  launch.arg(static_cast<cl_ulong>(out.numel())).arg(static_cast<cl_ulong>(out.size(1)));
+  launch.arg(static_cast<cl_ulong>(out.size(0))).arg(static_cast<cl_ulong>(out.size(1)));
   launch.buffer(buffer_of(c), c.itemsize()).buffer(buffer_of(k), k.itemsize());
   launch.buffer(buffer_of(v), v.itemsize());
   launch.buffer(buffer_of(dense), dense.itemsize());
@@ -77,7 +78,14 @@ void spmm(at::Tensor& out, const at::Tensor& self, const at::Scalar& beta, const
   push_compute_scalar(launch, beta, out.scalar_type());
   push_compute_scalar(launch, alpha, out.scalar_type());
   launch.arg(static_cast<cl_int>(use_self ? 1 : 0));
-  launch.enqueue1d(device, static_cast<size_t>(out.numel()), kLws);
+  // (columns, rows) with one row per work-group (see the kernel).
+  const size_t cap = std::min<size_t>(kLws, device_info(device).max_work_group);
+  size_t l0 = 1;
+  while (l0 * 2 <= cap && l0 < static_cast<size_t>(out.size(1))) l0 *= 2;
+  const size_t global[2] = {(static_cast<size_t>(out.size(1)) + l0 - 1) / l0 * l0,
+                            static_cast<size_t>(out.size(0))};
+  const size_t local[2] = {l0, 1};
+  launch.enqueue(device, 2, global, local);
 }
 
 // The result written into `out` (resized to M x N); a fresh contiguous tensor is computed first
