@@ -162,6 +162,34 @@ def test_empty_family_fills_new_memory(dtype, value):
 
 
 @pytest.mark.parametrize(
+    "dtype",
+    [
+        torch.uint16,
+        torch.uint32,
+        torch.uint64,
+        torch.complex64,
+        torch.complex128,
+        torch.float8_e4m3fn,
+        torch.float8_e5m2,
+    ],
+    ids=dtype_id,
+)
+def test_empty_fills_dtypes_the_device_only_stores(dtype):
+    """Unsigned 16-64-bit integers, complex and float8 tensors can be created (not computed
+    with) on ocl: under the flag their new memory holds the CPU's fill too."""
+    with deterministic():
+        got = torch.empty(5, 3, dtype=dtype, device=DEVICE)
+        scalar = torch.empty((), dtype=dtype, device=DEVICE)
+        expected = torch.empty(5, 3, dtype=dtype)  # the CPU's own deterministic fill
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.int64}[
+        expected.element_size()
+    ]
+    for t in (got, scalar):
+        bits = t.reshape(-1).view(width).cpu().flatten()  # complex cannot be copied yet
+        assert torch.equal(bits, expected.view(width).flatten()[: bits.numel()])
+
+
+@pytest.mark.parametrize(
     ("dtype", "value"), FILL_CASES[:5], ids=[dtype_id(d) for d, _ in FILL_CASES[:5]]
 )
 def test_resize_fills_the_grown_part(dtype, value):
