@@ -26,6 +26,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/DeterministicFill.h"
 #include "ops/KernelTypes.h"
 #include "runtime/Allocator.h"
 #include "runtime/Device.h"
@@ -99,12 +100,23 @@ bool fill_bits(const at::Tensor& t) {
   return true;
 }
 
-at::Tensor& fill_if_deterministic(at::Tensor& t) {
+}  // namespace
+
+bool fill_uninitialized_memory() {
   const at::Context& ctx = at::globalContext();
-  if (C10_UNLIKELY(ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory()) &&
-      t.numel() > 0 && !fill_bits(t)) {
-    at::native::fill_empty_deterministic_(t);
-  }
+  return ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory();
+}
+
+void fill_uninitialized(const at::Tensor& t) {
+  if (fill_bits(t)) return;
+  at::Tensor work = t;
+  at::native::fill_empty_deterministic_(work);
+}
+
+namespace {
+
+at::Tensor& fill_if_deterministic(at::Tensor& t) {
+  if (C10_UNLIKELY(fill_uninitialized_memory()) && t.numel() > 0) fill_uninitialized(t);
   return t;
 }
 

@@ -180,11 +180,12 @@ def test_empty_fills_dtypes_the_device_only_stores(dtype):
     with deterministic():
         got = torch.empty(5, 3, dtype=dtype, device=DEVICE)
         scalar = torch.empty((), dtype=dtype, device=DEVICE)
+        grown = torch.empty(2, dtype=dtype, device=DEVICE).resize_(15)  # resize_'s new part
         expected = torch.empty(5, 3, dtype=dtype)  # the CPU's own deterministic fill
     width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.int64}[
         expected.element_size()
     ]
-    for t in (got, scalar):
+    for t in (got, scalar, grown):
         bits = t.reshape(-1).view(width).cpu().flatten()  # complex cannot be copied yet
         assert torch.equal(bits, expected.view(width).flatten()[: bits.numel()])
 
