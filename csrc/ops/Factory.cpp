@@ -22,8 +22,11 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
+#include "ops/DeterministicFill.h"
 #include "ops/KernelTypes.h"
 #include "runtime/Allocator.h"
 #include "runtime/Device.h"
@@ -42,12 +45,78 @@ c10::DeviceIndex device_or_current(std::optional<at::Device> device) {
 // the CPU's and CUDA's empty*): new memory is filled, NaN for floating dtypes and the largest
 // value for integers (ATen's fill_empty_deterministic_). One flag test otherwise. empty_like,
 // new_empty and the rest of ATen's factories are composites over these two.
-at::Tensor& fill_if_deterministic(at::Tensor& t) {
-  const at::Context& ctx = at::globalContext();
-  if (C10_UNLIKELY(ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory()) &&
-      t.numel() > 0) {
-    at::native::fill_empty_deterministic_(t);
+// The dtypes whose values the device does not compute (unsigned 16- to 64-bit integers, complex,
+// float8) can still be stored: their fill value's bits go through an integer view of the same
+// width. False for the other dtypes (and a complex128 view the integer view cannot take).
+bool fill_bits(const at::Tensor& t) {
+  at::ScalarType as = at::kLong;
+  int64_t bits = 0;
+  switch (t.scalar_type()) {
+    case at::kUInt16:
+      as = at::kShort, bits = -1;  // the largest value: every bit set
+      break;
+    case at::kUInt32:
+      as = at::kInt, bits = -1;
+      break;
+    case at::kUInt64:
+      as = at::kLong, bits = -1;
+      break;
+    // Complex: the CPU's fill, a NaN real part and a zero imaginary part (the real part in the
+    // low half of the word: little-endian).
+    case at::kComplexHalf:
+      as = at::kInt, bits = 0x7e00;
+      break;
+    case at::kComplexFloat:
+      as = at::kLong, bits = 0x7fc00000;
+      break;
+    case at::kComplexDouble:  // two int64 per element: the real parts are the even ones
+      as = at::kLong, bits = 0x7ff8000000000000;
+      break;
+    case at::kFloat8_e4m3fn:
+      as = at::kChar, bits = std::numeric_limits<c10::Float8_e4m3fn>::quiet_NaN().x;
+      break;
+    case at::kFloat8_e5m2:
+      as = at::kChar, bits = std::numeric_limits<c10::Float8_e5m2>::quiet_NaN().x;
+      break;
+    case at::kFloat8_e4m3fnuz:
+      as = at::kChar, bits = std::numeric_limits<c10::Float8_e4m3fnuz>::quiet_NaN().x;
+      break;
+    case at::kFloat8_e5m2fnuz:
+      as = at::kChar, bits = std::numeric_limits<c10::Float8_e5m2fnuz>::quiet_NaN().x;
+      break;
+    default:
+      return false;
   }
+  at::Tensor v = t.dim() == 0 ? t.unsqueeze(0) : t;
+  if (c10::elementSize(as) != t.itemsize() && v.stride(-1) != 1) return false;
+  if (as == at::kChar) bits = static_cast<int8_t>(static_cast<uint8_t>(bits));  // 0x80 -> -128
+  if (t.scalar_type() == at::kComplexDouble) {
+    at::Tensor words = v.view(as);
+    words.fill_(0);
+    words.slice(-1, 0, std::nullopt, 2).fill_(bits);
+    return true;
+  }
+  v.view(as).fill_(bits);
+  return true;
+}
+
+}  // namespace
+
+bool fill_uninitialized_memory() {
+  const at::Context& ctx = at::globalContext();
+  return ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory();
+}
+
+void fill_uninitialized(const at::Tensor& t) {
+  if (fill_bits(t)) return;
+  at::Tensor work = t;
+  at::native::fill_empty_deterministic_(work);
+}
+
+namespace {
+
+at::Tensor& fill_if_deterministic(at::Tensor& t) {
+  if (C10_UNLIKELY(fill_uninitialized_memory()) && t.numel() > 0) fill_uninitialized(t);
   return t;
 }
 

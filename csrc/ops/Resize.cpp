@@ -1,9 +1,9 @@
 // resize_: native because the boxed CPU fallback would memcpy device handles (and recurse). The
 // storage itself grows in the allocator (resize_storage_bytes, runtime/Allocator.h).
-#include <ATen/Context.h>
-#include <ATen/native/ResizeCommon.h>
+#include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include "ops/DeterministicFill.h"
 #include "runtime/Allocator.h"
 
 namespace torch_ocl {
@@ -26,9 +26,15 @@ const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
     resize_storage_bytes(self.storage(), needed);
     // As the CPU's and CUDA's resize_: under deterministic algorithms with
     // fill_uninitialized_memory, the grown part is filled (NaN, or the integer dtype's largest).
-    const at::Context& ctx = at::globalContext();
-    if (C10_UNLIKELY(ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory()))
-      at::native::fill_resize_deterministic_(self, static_cast<int64_t>(old_nbytes));
+    if (C10_UNLIKELY(fill_uninitialized_memory())) {
+      const int64_t from = static_cast<int64_t>(old_nbytes / self.itemsize());
+      const int64_t to = static_cast<int64_t>(needed / self.itemsize());
+      if (to > from) {
+        at::Tensor grown = at::empty({0}, self.options());
+        grown.set_(self.storage(), from, {to - from}, {1});
+        fill_uninitialized(grown);
+      }
+    }
   }
   return self;
 }

@@ -162,6 +162,35 @@ def test_empty_family_fills_new_memory(dtype, value):
 
 
 @pytest.mark.parametrize(
+    "dtype",
+    [
+        torch.uint16,
+        torch.uint32,
+        torch.uint64,
+        torch.complex64,
+        torch.complex128,
+        torch.float8_e4m3fn,
+        torch.float8_e5m2,
+    ],
+    ids=dtype_id,
+)
+def test_empty_fills_dtypes_the_device_only_stores(dtype):
+    """Unsigned 16-64-bit integers, complex and float8 tensors can be created (not computed
+    with) on ocl: under the flag their new memory holds the CPU's fill too."""
+    with deterministic():
+        got = torch.empty(5, 3, dtype=dtype, device=DEVICE)
+        scalar = torch.empty((), dtype=dtype, device=DEVICE)
+        grown = torch.empty(2, dtype=dtype, device=DEVICE).resize_(15)  # resize_'s new part
+        expected = torch.empty(5, 3, dtype=dtype)  # the CPU's own deterministic fill
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.int64}[
+        expected.element_size()
+    ]
+    for t in (got, scalar, grown):
+        bits = t.reshape(-1).view(width).cpu().flatten()  # complex cannot be copied yet
+        assert torch.equal(bits, expected.view(width).flatten()[: bits.numel()])
+
+
+@pytest.mark.parametrize(
     ("dtype", "value"), FILL_CASES[:5], ids=[dtype_id(d) for d, _ in FILL_CASES[:5]]
 )
 def test_resize_fills_the_grown_part(dtype, value):
@@ -474,3 +503,32 @@ def test_out_of_range_index_still_raises_under_determinism():
         y = torch.zeros(4, 3, device=DEVICE)
         y.index_add_(0, torch.tensor([1, 1], device=DEVICE), torch.ones(2, 3, device=DEVICE))
         assert y.cpu()[1].eq(2).all()
+
+
+def test_training_steps_repeat_bit_for_bit():
+    """A small model with an embedding, advanced indexing, scatter_add, bilinear upsampling and
+    dropout, trained for three steps twice from the same seeds (memory scrambled in between):
+    the same parameters to the bit."""
+
+    def train():
+        torch.manual_seed(0)
+        emb = torch.nn.Embedding(50, 8).to(DEVICE)
+        lin = torch.nn.Linear(8, 8).to(DEVICE)
+        opt = torch.optim.SGD([*emb.parameters(), *lin.parameters()], lr=0.1)
+        g = torch.Generator().manual_seed(1)
+        for _ in range(3):
+            tokens = torch.randint(0, 50, (16, 12), generator=g).to(DEVICE)
+            h = F.dropout(lin(emb(tokens)), 0.2)  # [16, 12, 8]
+            picked = h[:, torch.tensor([0, 3, 3, 7], device=DEVICE)]  # repeated positions
+            pooled = torch.zeros(16, 5, 8, device=DEVICE).scatter_add(
+                1, (tokens[:, :4] % 5).unsqueeze(-1).expand(16, 4, 8), picked
+            )
+            up = F.interpolate(pooled.unsqueeze(1), size=(9, 11), mode="bilinear")
+            loss = up.square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return emb.weight.detach().clone(), lin.weight.detach().clone()
+
+    with deterministic():
+        run_twice(train)

@@ -129,6 +129,11 @@ def test_normal_broadcast_out_and_empty():
     out = torch.empty(0, device=DEVICE)
     torch.normal(mean, std, generator=_gen(2), out=out)
     assert out.shape == (4, 3)
+    a, b = torch.empty(0, device=DEVICE), torch.empty(7, device=DEVICE)
+    torch.normal(mean, 2.0, generator=_gen(3), out=a)
+    torch.normal(1.0, std, generator=_gen(3), out=b)
+    assert a.shape == (4, 1) and b.shape == (3,)
+    assert torch.equal(a.cpu(), torch.normal(mean, 2.0, generator=_gen(3)).cpu())
     assert torch.normal(torch.zeros(0, device=DEVICE), 1.0).numel() == 0
     assert torch.normal(2.0, torch.zeros(5, device=DEVICE)).cpu().eq(2).all()  # std 0: the mean
 
