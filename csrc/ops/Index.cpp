@@ -82,22 +82,6 @@ bool has_int64_atomics(int device) {
   return device_info(device).extensions.find("cl_khr_int64_base_atomics") != std::string::npos;
 }
 
-const char* reduce_option(IndexReduce r) {
-  switch (r) {
-    case IndexReduce::kAdd:
-      return " -DREDUCE_ADD";
-    case IndexReduce::kMul:
-      return " -DREDUCE_MUL";
-    case IndexReduce::kMax:
-      return " -DREDUCE_MAX";
-    case IndexReduce::kMin:
-      return " -DREDUCE_MIN";
-    case IndexReduce::kNone:
-      break;
-  }
-  return "";
-}
-
 // Enqueues index_elements (built with `options`) over the coalesced space s: A and B are the
 // operands' buffers, or a_buf / b_buf where given (the offsets pass writes keys and srcs there,
 // with A's and B's strides).

@@ -15,6 +15,23 @@ namespace torch_ocl {
 
 enum class IndexReduce { kNone, kAdd, kMul, kMax, kMin };
 
+// The build option of kernels/index.cl that selects the reduction (empty for kNone).
+inline const char* reduce_option(IndexReduce r) {
+  switch (r) {
+    case IndexReduce::kAdd:
+      return " -DREDUCE_ADD";
+    case IndexReduce::kMul:
+      return " -DREDUCE_MUL";
+    case IndexReduce::kMax:
+      return " -DREDUCE_MAX";
+    case IndexReduce::kMin:
+      return " -DREDUCE_MIN";
+    case IndexReduce::kNone:
+      break;
+  }
+  return "";
+}
+
 // One operand of an iteration space: the tensor (for its buffer) and its strides in elements, one
 // per dimension of the space (innermost first). `ptr` is where its element 0 lies (a device
 // address inside `tensor`'s storage), or null for tensor's own first element.

@@ -42,22 +42,6 @@ cl_long8 long8(const std::vector<int64_t>& v) {
   return r;
 }
 
-const char* segment_reduce_option(IndexReduce r) {
-  switch (r) {
-    case IndexReduce::kAdd:
-      return " -DREDUCE_ADD";
-    case IndexReduce::kMul:
-      return " -DREDUCE_MUL";
-    case IndexReduce::kMax:
-      return " -DREDUCE_MAX";
-    case IndexReduce::kMin:
-      return " -DREDUCE_MIN";
-    case IndexReduce::kNone:
-      break;
-  }
-  return "";
-}
-
 }  // namespace
 
 void launch_indexed_ordered(const IndexSpace& s, const IndexedOp& op) {
@@ -105,7 +89,7 @@ void launch_indexed_ordered(const IndexSpace& s, const IndexedOp& op) {
   } else {
     options += type_tag(dtype, device);
     if (is_floating_tag(dtype)) options += " -DT_FLOAT";
-    options += segment_reduce_option(op.reduce);
+    options += reduce_option(op.reduce);
     if (op.alpha) options += " -DALPHA";
     if (op.wide_accumulation) options += " -DWIDE";
   }
