@@ -64,9 +64,11 @@ __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long
   const int tw_step = n / (p * RADIX);  // w_{pR} = w_n^tw_step
 #if RADIX == 16
   CT w16[10];  // w_16^m, m <= 9
+#pragma unroll
   for (int m = 0; m < 10; ++m) w16[m] = TW(m * count);
 #elif RADIX != 2 && RADIX != 4 && RADIX != 8
   CT wr[RADIX];  // w_R^m = w_n^{m n / R}
+#pragma unroll
   for (int m = 0; m < RADIX; ++m) wr[m] = TW(m * count);
 #endif
   for (int t = 0; t < PER_ITEM; ++t) {
@@ -74,8 +76,10 @@ __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long
     if (i >= count) return;
     const int k = i % p;
     CT u[RADIX];
+#pragma unroll
     for (int r = 0; r < RADIX; ++r) u[r] = in[(long)(i + r * count) * in_stride];
     if (p > 1) {
+#pragma unroll
       for (int r = 1; r < RADIX; ++r) u[r] = fft_mul(u[r], TW(r * k * tw_step));
     }
 #if RADIX == 2
@@ -109,32 +113,37 @@ __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long
     {
       // 16 = 4 x 4: 4-point DFTs over r1 (u[4 r1 + r2]), twiddles w_16^{r2 k1}, 4-point DFTs over
       // r2; X[k1 + 4 k2] is then in u[4 k1 + k2] (written transposed below).
+#pragma unroll
       for (int r2 = 0; r2 < 4; ++r2) DFT4(u[r2], u[4 + r2], u[8 + r2], u[12 + r2]);
+#pragma unroll
       for (int k1 = 1; k1 < 4; ++k1)
+#pragma unroll
         for (int r2 = 1; r2 < 4; ++r2) u[4 * k1 + r2] = fft_mul(u[4 * k1 + r2], w16[r2 * k1]);
+#pragma unroll
       for (int k1 = 0; k1 < 4; ++k1) DFT4(u[4 * k1], u[4 * k1 + 1], u[4 * k1 + 2], u[4 * k1 + 3]);
     }
 #else
     {
       CT v[RADIX];
+#pragma unroll
       for (int s = 0; s < RADIX; ++s) {
         CT acc = u[0];
-        int m = 0;
-        for (int r = 1; r < RADIX; ++r) {
-          m += s;
-          if (m >= RADIX) m -= RADIX;
-          acc += fft_mul(u[r], wr[m]);
-        }
+#pragma unroll
+        for (int r = 1; r < RADIX; ++r) acc += fft_mul(u[r], wr[(r * s) % RADIX]);
         v[s] = acc;
       }
+#pragma unroll
       for (int s = 0; s < RADIX; ++s) u[s] = v[s];
     }
 #endif
     const int j = (i - k) * RADIX + k;
 #if RADIX == 16
+#pragma unroll
     for (int k1 = 0; k1 < 4; ++k1)
+#pragma unroll
       for (int k2 = 0; k2 < 4; ++k2) out[j + (k1 + 4 * k2) * p] = u[4 * k1 + k2] * scale;
 #else
+#pragma unroll
     for (int r = 0; r < RADIX; ++r) out[j + r * p] = u[r] * scale;
 #endif
   }
