@@ -52,12 +52,13 @@ inline CT fft_mul(CT a, CT b) { return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y
 // is contiguous [rows, n].
 __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long in_batch1,
                        long in_batch2, int rows2, __global CT* out, ulong out_off,
-                       __global const CT* tw, ulong tw_off, int n, int p, RT scale) {
+                       __global const CT* tw, ulong tw_off, int n, int p, RT scale, long rows) {
   in += in_off;
   out += out_off;
   tw += tw_off;
   const int count = n / RADIX;  // butterflies per row
   const long b = get_global_id(1);
+  if (b >= rows) return;
   const long b1 = b / rows2;
   in += b1 * in_batch1 + (b - b1 * rows2) * in_batch2;
   out += b * (long)n;
@@ -155,10 +156,10 @@ __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long
 //   E = (z_k + conj z_{h-k}) / 2, O = -i (z_k - conj z_{h-k}) / 2, X_k = E + w_n^k O
 // (indices mod h). tw: the table of n.
 __kernel void fft_r2c_post(__global const CT* z, ulong z_off, __global CT* out, ulong out_off,
-                           __global const CT* tw, ulong tw_off, int h, RT scale) {
+                           __global const CT* tw, ulong tw_off, int h, RT scale, long rows) {
   const int k = get_global_id(0);
-  if (k > h) return;
   const long b = get_global_id(1);
+  if (k > h || b >= rows) return;
   z += z_off + b * (long)h;
   out += out_off + b * (long)(h + 1);
   tw += tw_off;
@@ -177,10 +178,10 @@ __kernel void fft_r2c_post(__global const CT* z, ulong z_off, __global CT* out, 
 //   Y_k = (X_k + conj X_{h-k}) + i w_n^{-k} (X_k - conj X_{h-k}),  k < h,
 // whose unnormalised inverse h-point transform is x_{2j} + i x_{2j+1}. tw: the table of n.
 __kernel void fft_c2r_pre(__global const CT* x, ulong x_off, __global CT* y, ulong y_off,
-                          __global const CT* tw, ulong tw_off, int h) {
+                          __global const CT* tw, ulong tw_off, int h, long rows) {
   const int k = get_global_id(0);
-  if (k >= h) return;
   const long b = get_global_id(1);
+  if (k >= h || b >= rows) return;
   x += x_off + b * (long)(h + 1);
   y += y_off + b * (long)h;
   tw += tw_off;
@@ -199,10 +200,10 @@ __kernel void fft_c2r_pre(__global const CT* x, ulong x_off, __global CT* y, ulo
 // The full spectrum of n values from a half spectrum of n / 2 + 1 (Hermitian symmetry, the
 // imaginary part of X_0, and of X_{n/2} for even n, ignored): odd lengths of c2r.
 __kernel void fft_hermitian_extend(__global const CT* x, ulong x_off, __global CT* y, ulong y_off,
-                                   int n) {
+                                   int n, long rows) {
   const int k = get_global_id(0);
-  if (k >= n) return;
   const long b = get_global_id(1);
+  if (k >= n || b >= rows) return;
   const int nh = n / 2 + 1;
   x += x_off + b * (long)nh;
   y += y_off + b * (long)n;
