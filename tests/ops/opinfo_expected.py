@@ -525,7 +525,7 @@ ERROR_DIFFERS = {
     ),
 }
 
-# 111 entries.
+# 108 entries.
 NOT_NATIVE = {
     ("_segment_reduce.lengths", "bfloat16", "forward"): (0, "not native yet: aten::segment_reduce"),
     ("_segment_reduce.lengths", "float16", "forward"): (0, "not native yet: aten::segment_reduce"),
@@ -712,9 +712,6 @@ NOT_NATIVE = {
     ("normal.number_mean", "float32", "backward"): (2, "not native yet: aten::normal.Tensor_float"),
     ("normal.number_mean", "float32", "forward"): (2, "not native yet: aten::normal.Tensor_float"),
     ("normal.number_mean", "float64", "forward"): (2, "not native yet: aten::normal.Tensor_float"),
-    ("stft", "float32", "backward"): (1, "not native yet: aten::_fft_r2c"),
-    ("stft", "float32", "forward"): (1, "not native yet: aten::_fft_r2c"),
-    ("stft", "float64", "forward"): (1, "not native yet: aten::_fft_r2c"),
     ("to_sparse", "bfloat16", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("to_sparse", "bool", "forward"): (0, "not native yet: aten::_to_sparse"),
     ("to_sparse", "float16", "forward"): (0, "not native yet: aten::_to_sparse"),
