@@ -52,21 +52,24 @@ inline CT fft_mul(CT a, CT b) { return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y
 // is contiguous [rows, n].
 __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long in_batch1,
                        long in_batch2, int rows2, __global CT* out, ulong out_off,
-                       __global const CT* tw, ulong tw_off, int n, int p, RT scale) {
+                       __global const CT* tw, ulong tw_off, int n, int p, RT scale, long rows) {
   in += in_off;
   out += out_off;
   tw += tw_off;
   const int count = n / RADIX;  // butterflies per row
   const long b = get_global_id(1);
+  if (b >= rows) return;
   const long b1 = b / rows2;
   in += b1 * in_batch1 + (b - b1 * rows2) * in_batch2;
   out += b * (long)n;
   const int tw_step = n / (p * RADIX);  // w_{pR} = w_n^tw_step
 #if RADIX == 16
   CT w16[10];  // w_16^m, m <= 9
+#pragma unroll
   for (int m = 0; m < 10; ++m) w16[m] = TW(m * count);
 #elif RADIX != 2 && RADIX != 4 && RADIX != 8
   CT wr[RADIX];  // w_R^m = w_n^{m n / R}
+#pragma unroll
   for (int m = 0; m < RADIX; ++m) wr[m] = TW(m * count);
 #endif
   for (int t = 0; t < PER_ITEM; ++t) {
@@ -74,8 +77,10 @@ __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long
     if (i >= count) return;
     const int k = i % p;
     CT u[RADIX];
+#pragma unroll
     for (int r = 0; r < RADIX; ++r) u[r] = in[(long)(i + r * count) * in_stride];
     if (p > 1) {
+#pragma unroll
       for (int r = 1; r < RADIX; ++r) u[r] = fft_mul(u[r], TW(r * k * tw_step));
     }
 #if RADIX == 2
@@ -109,32 +114,37 @@ __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long
     {
       // 16 = 4 x 4: 4-point DFTs over r1 (u[4 r1 + r2]), twiddles w_16^{r2 k1}, 4-point DFTs over
       // r2; X[k1 + 4 k2] is then in u[4 k1 + k2] (written transposed below).
+#pragma unroll
       for (int r2 = 0; r2 < 4; ++r2) DFT4(u[r2], u[4 + r2], u[8 + r2], u[12 + r2]);
+#pragma unroll
       for (int k1 = 1; k1 < 4; ++k1)
+#pragma unroll
         for (int r2 = 1; r2 < 4; ++r2) u[4 * k1 + r2] = fft_mul(u[4 * k1 + r2], w16[r2 * k1]);
+#pragma unroll
       for (int k1 = 0; k1 < 4; ++k1) DFT4(u[4 * k1], u[4 * k1 + 1], u[4 * k1 + 2], u[4 * k1 + 3]);
     }
 #else
     {
       CT v[RADIX];
+#pragma unroll
       for (int s = 0; s < RADIX; ++s) {
         CT acc = u[0];
-        int m = 0;
-        for (int r = 1; r < RADIX; ++r) {
-          m += s;
-          if (m >= RADIX) m -= RADIX;
-          acc += fft_mul(u[r], wr[m]);
-        }
+#pragma unroll
+        for (int r = 1; r < RADIX; ++r) acc += fft_mul(u[r], wr[(r * s) % RADIX]);
         v[s] = acc;
       }
+#pragma unroll
       for (int s = 0; s < RADIX; ++s) u[s] = v[s];
     }
 #endif
     const int j = (i - k) * RADIX + k;
 #if RADIX == 16
+#pragma unroll
     for (int k1 = 0; k1 < 4; ++k1)
+#pragma unroll
       for (int k2 = 0; k2 < 4; ++k2) out[j + (k1 + 4 * k2) * p] = u[4 * k1 + k2] * scale;
 #else
+#pragma unroll
     for (int r = 0; r < RADIX; ++r) out[j + r * p] = u[r] * scale;
 #endif
   }
@@ -146,10 +156,10 @@ __kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long
 //   E = (z_k + conj z_{h-k}) / 2, O = -i (z_k - conj z_{h-k}) / 2, X_k = E + w_n^k O
 // (indices mod h). tw: the table of n.
 __kernel void fft_r2c_post(__global const CT* z, ulong z_off, __global CT* out, ulong out_off,
-                           __global const CT* tw, ulong tw_off, int h, RT scale) {
+                           __global const CT* tw, ulong tw_off, int h, RT scale, long rows) {
   const int k = get_global_id(0);
-  if (k > h) return;
   const long b = get_global_id(1);
+  if (k > h || b >= rows) return;
   z += z_off + b * (long)h;
   out += out_off + b * (long)(h + 1);
   tw += tw_off;
@@ -168,10 +178,10 @@ __kernel void fft_r2c_post(__global const CT* z, ulong z_off, __global CT* out, 
 //   Y_k = (X_k + conj X_{h-k}) + i w_n^{-k} (X_k - conj X_{h-k}),  k < h,
 // whose unnormalised inverse h-point transform is x_{2j} + i x_{2j+1}. tw: the table of n.
 __kernel void fft_c2r_pre(__global const CT* x, ulong x_off, __global CT* y, ulong y_off,
-                          __global const CT* tw, ulong tw_off, int h) {
+                          __global const CT* tw, ulong tw_off, int h, long rows) {
   const int k = get_global_id(0);
-  if (k >= h) return;
   const long b = get_global_id(1);
+  if (k >= h || b >= rows) return;
   x += x_off + b * (long)(h + 1);
   y += y_off + b * (long)h;
   tw += tw_off;
@@ -190,10 +200,10 @@ __kernel void fft_c2r_pre(__global const CT* x, ulong x_off, __global CT* y, ulo
 // The full spectrum of n values from a half spectrum of n / 2 + 1 (Hermitian symmetry, the
 // imaginary part of X_0, and of X_{n/2} for even n, ignored): odd lengths of c2r.
 __kernel void fft_hermitian_extend(__global const CT* x, ulong x_off, __global CT* y, ulong y_off,
-                                   int n) {
+                                   int n, long rows) {
   const int k = get_global_id(0);
-  if (k >= n) return;
   const long b = get_global_id(1);
+  if (k >= n || b >= rows) return;
   const int nh = n / 2 + 1;
   x += x_off + b * (long)nh;
   y += y_off + b * (long)n;

@@ -22,7 +22,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_reshape_alias", at::native::_reshape_alias);
   m.impl("as_strided", at::native::as_strided_tensorimpl);
   m.impl("unfold", at::native::unfold);
-  // Complex dtypes have no ocl kernels yet, but their views are metadata only and must alias.
+  // Complex views (docs/complex.md): metadata only, aliasing the real storage.
   m.impl("view_as_real", at::native::view_as_real);
   m.impl("view_as_complex", at::native::view_as_complex);
 }

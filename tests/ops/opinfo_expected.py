@@ -525,7 +525,7 @@ ERROR_DIFFERS = {
     ),
 }
 
-# 41 entries.
+# 38 entries.
 NOT_NATIVE = {
     ("_upsample_bilinear2d_aa", "uint8", "forward"): (
         0,
@@ -600,9 +600,6 @@ NOT_NATIVE = {
         0,
         "not native yet: torch-ocl: upsample_bilinear2d on uint8 (the CPU's Pillow-style integer interpolation) is not supported on the ocl device yet",
     ),
-    ("stft", "float32", "backward"): (1, "not native yet: aten::_fft_r2c"),
-    ("stft", "float32", "forward"): (1, "not native yet: aten::_fft_r2c"),
-    ("stft", "float64", "forward"): (1, "not native yet: aten::_fft_r2c"),
     ("unique", "bfloat16", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "bool", "forward"): (27, "not native yet: aten::unique_dim"),
     ("unique", "float16", "forward"): (27, "not native yet: aten::unique_dim"),

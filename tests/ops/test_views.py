@@ -320,7 +320,7 @@ def test_issue_unfold_writes_reach_base_and_back():
 
 
 def test_view_as_real_and_complex_alias():
-    # Complex tensors have no ocl kernels (not even copies) yet, but their views must alias.
+    # view_as_complex / view_as_real alias the real tensor (test_complex.py: the complex side).
     x_cpu = make_cpu((4, 3, 2), torch.float32, seed=7)
     x = x_cpu.to(DEVICE)
     c = torch.view_as_complex(x)
