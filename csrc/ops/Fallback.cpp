@@ -79,6 +79,10 @@ void ocl_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 }  // namespace
 
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  ocl_fallback(op, stack);
+}
+
 void set_fallback_mode(const std::string& mode) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_mode = parse(mode);

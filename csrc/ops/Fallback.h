@@ -9,7 +9,19 @@
 #include <utility>
 #include <vector>
 
+namespace c10 {
+class OperatorHandle;
+struct IValue;
+}  // namespace c10
+namespace torch::jit {
+using Stack = std::vector<c10::IValue>;
+}  // namespace torch::jit
+
 namespace torch_ocl {
+
+// The fallback itself (mode checks, warning, counts, then the CPU), for a native kernel that
+// handles some of an op's arguments and hands the rest on (Lstsq.cpp: the CPU-only drivers).
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 void set_fallback_mode(const std::string& mode);
 std::string fallback_mode();
