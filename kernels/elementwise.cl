@@ -151,6 +151,8 @@ inline COMP cx_axpy(COMP x, COMP alpha, COMP y) { return x + cx_mul(alpha, y); }
 #define EWOP_where(a, b, c) ((a).x != 0 ? (b) : (c))
 
 #else  // real compute
+// conj_physical of a real tensor (ATen runs its stub for every dtype): a copy.
+#define EWOP_conj(a, b, c) (a)
 #ifdef COMP_FLOAT
 #define ABS(x) fabs(x)
 #else

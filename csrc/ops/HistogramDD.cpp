@@ -9,6 +9,7 @@
 // exact (int atomics); weighted sums use atomic float adds, so their rounding order differs from
 // the CPU's sequential sum (float64 weights need cl_khr_int64_base_atomics).
 #include <ATen/TensorUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/amin.h>
 #include <ATen/ops/cat.h>
@@ -286,12 +287,31 @@ std::tuple<at::Tensor, at::Tensor> histogram_bin_ct(const at::Tensor& self, int6
   return {hist, edges[0]};
 }
 
+// The CPU's checks and resize of histogram's out tensors (a dtype other than the input's raises;
+// a non-empty out of another shape is resized with PyTorch's warning).
+void check_histogram_outs(const at::Tensor& self, const at::Tensor& hist,
+                          const at::Tensor& bin_edges) {
+  TORCH_CHECK(self.dtype() == hist.dtype(),
+              "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+              "input ",
+              self.dtype(), " and hist ", hist.dtype());
+  TORCH_CHECK(self.dtype() == bin_edges.dtype(),
+              "torch.histogram: input tensor and bin_edges tensor should have the same dtype, but "
+              "got input ",
+              self.dtype(), " and bin_edges ", bin_edges.dtype(), " for dimension 0");
+}
+void write_out(at::Tensor& out, const at::Tensor& value) {
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+}
+
 std::tuple<at::Tensor&, at::Tensor&> histogram_bins_tensor_out(
     const at::Tensor& self, const at::Tensor& bins, const std::optional<at::Tensor>& weight,
     bool density, at::Tensor& hist, at::Tensor& bin_edges) {
+  check_histogram_outs(self, hist, bin_edges);
   auto [h, e] = histogram_bins_tensor(self, bins, weight, density);
-  hist.resize_(h.sizes()).copy_(h);
-  bin_edges.resize_(e.sizes()).copy_(e);
+  write_out(hist, h);
+  write_out(bin_edges, e);
   return {hist, bin_edges};
 }
 
@@ -300,9 +320,10 @@ std::tuple<at::Tensor&, at::Tensor&> histogram_bin_ct_out(const at::Tensor& self
                                                           const std::optional<at::Tensor>& weight,
                                                           bool density, at::Tensor& hist,
                                                           at::Tensor& bin_edges) {
+  check_histogram_outs(self, hist, bin_edges);
   auto [h, e] = histogram_bin_ct(self, bins, range, weight, density);
-  hist.resize_(h.sizes()).copy_(h);
-  bin_edges.resize_(e.sizes()).copy_(e);
+  write_out(hist, h);
+  write_out(bin_edges, e);
   return {hist, bin_edges};
 }
 

@@ -802,6 +802,23 @@ def test_inplace(key):
 # row in _table (their OpInfo samples reach them only through functional ops): a to-do list, each
 # one to get a row; the test fails for any other overload without a sample.
 NO_SAMPLE_YET = {
+    # Native since 2026-11-28's merges, without an OpInfo sample that reaches the overload yet:
+    # the FFT ops' out= forms run under torch.fft's out= (tests/ops/test_fft.py), the sparse index
+    # conversions under to_sparse_csr/to_sparse (tests/ops/test_sparse.py), the antialiased
+    # resizes under interpolate(antialias=True) (tests/ops/test_upsample_aa.py); matrix_exp's and
+    # rrelu_with_noise's out= forms are not checked yet (their functional forms are:
+    # test_matrix_exp.py, test_channel_shuffle_rrelu.py).
+    "_convert_indices_from_coo_to_csr.out",
+    "_convert_indices_from_csr_to_coo.out",
+    "_fft_c2c.out",
+    "_fft_c2r.out",
+    "_fft_r2c.out",
+    "_upsample_bicubic2d_aa.out",
+    "_upsample_bicubic2d_aa_backward.grad_input",
+    "_upsample_bilinear2d_aa.out",
+    "_upsample_bilinear2d_aa_backward.grad_input",
+    "linalg_matrix_exp.out",
+    "rrelu_with_noise.out",
     # random outputs: their out= forms are checked in tests/ops/test_sampling.py
     "bernoulli.out",
     "normal.Tensor_Tensor_out",
