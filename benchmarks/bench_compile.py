@@ -29,6 +29,7 @@ import tempfile
 import time
 
 import torch
+from bench_nn import best_times  # the fns take turns within each repeat; best per call
 from torch import nn
 
 VARIANTS = (("ocl", False), ("ocl", True), ("cpu", False), ("cpu", True))
@@ -196,15 +197,11 @@ def run_case(key: str, iters: int, repeats: int, variants) -> dict:
             entry["launches_per_step"] = count_launches(step, args)
         runs.append((entry, step, args, device))
     log(f"{title}: timing {iters} steps x {repeats} repeats")
-    best = [float("inf")] * len(runs)
-    for _ in range(repeats):
-        for k, (_, step, args, device) in enumerate(runs):
-            synchronize(device)
-            start = time.perf_counter()
-            for _ in range(iters):
-                step(*args)
-            synchronize(device)
-            best[k] = min(best[k], (time.perf_counter() - start) / iters)
+    best = best_times(
+        [((lambda s=step, a=args: s(*a)), torch.device(d)) for _, step, args, d in runs],
+        iters,
+        repeats,
+    )
     result = {"case": key, "title": title, "runs": []}
     for (entry, *_), t in zip(runs, best, strict=True):
         entry["ms_per_step"] = round(t * 1e3, 3)

@@ -19,31 +19,12 @@ import json
 import os
 import platform
 import sys
-import time
 from collections.abc import Callable
 
 import torch
 
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "ocl":
-        torch.ocl.synchronize()
-
-
-def best_times(fns: list[tuple[Callable[[], object], torch.device]], iters: int, repeats: int):
-    for fn, device in fns:  # warm-up: kernels built, twiddle tables cached
-        fn()
-        synchronize(device)
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for k, (fn, device) in enumerate(fns):
-            synchronize(device)
-            start = time.perf_counter()
-            for _ in range(iters):
-                fn()
-            synchronize(device)
-            best[k] = min(best[k], (time.perf_counter() - start) / iters)
-    return best
+# The timing loop of the other benchmarks (the fns take turns within each repeat; best per call).
+from bench_nn import best_times  # noqa: E402
 
 
 def cases(quick: bool) -> list[tuple[str, tuple, torch.dtype, Callable]]:
