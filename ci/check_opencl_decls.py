@@ -29,7 +29,8 @@ TYPES = (
     "cl_double cl_int4 cl_int8 cl_long4 cl_long8 cl_bool cl_bitfield cl_device_type "
     "cl_platform_info cl_device_info cl_device_fp_config cl_command_queue_properties "
     "cl_context_properties cl_context_info cl_command_queue_info cl_mem_flags "
-    "cl_mem_migration_flags cl_mem_info cl_mem_object_type cl_buffer_create_type cl_map_flags cl_program_info "
+    "cl_mem_migration_flags cl_mem_info cl_mem_object_type cl_buffer_create_type cl_map_flags "
+    "cl_program_info "
     "cl_program_build_info cl_kernel_info cl_kernel_work_group_info cl_event_info "
     "cl_profiling_info"
 ).split()

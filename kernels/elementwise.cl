@@ -150,6 +150,88 @@ inline COMP cx_axpy(COMP x, COMP alpha, COMP y) { return x + cx_mul(alpha, y); }
 #define EWOP_fill(a, b, c) p0
 #define EWOP_where(a, b, c) ((a).x != 0 ? (b) : (c))
 
+// ---- the inverse functions and the ones that need care near 0 ----
+// log(1 + a) without losing a small a: log|1 + a| = log1p(2x + x^2 + y^2) / 2 near 0.
+inline COMP cx_log1p(COMP a) {
+  if (fabs(a.x) < (CR)0.5 && fabs(a.y) < (CR)0.5) {
+    return CX(log1p(a.x * ((CR)2 + a.x) + a.y * a.y) / 2, atan2(a.y, (CR)1 + a.x));
+  }
+  return cx_log(CX((CR)1 + a.x, a.y));
+}
+// exp(a) - 1 without losing a small a: Re = expm1(x) cos y - 2 sin^2(y / 2).
+inline COMP cx_expm1(COMP a) {
+  const CR s = sin(a.y / 2);
+  return CX(expm1(a.x) * cos(a.y) - 2 * s * s, exp(a.x) * sin(a.y));
+}
+// asinh a = log(a + sqrt(a^2 + 1)) = log1p(a + a^2 / (1 + sqrt(1 + a^2))), on the half plane
+// Re a >= 0 (odd function) where nothing cancels.
+inline COMP cx_asinh(COMP a) {
+  const bool flip = a.x < 0 || (a.x == 0 && signbit(a.x));
+  const COMP z = flip ? -a : a;
+  const COMP z2 = cx_mul(z, z);
+  const COMP r = cx_sqrt(CX((CR)1 + z2.x, z2.y));
+  const COMP w = cx_log1p(z + cx_div(z2, CX((CR)1 + r.x, r.y)));
+  return flip ? -w : w;
+}
+// asin a = -i asinh(i a); atan a = -i atanh(i a).
+inline COMP cx_asin(COMP a) {
+  const COMP w = cx_asinh(CX(-a.y, a.x));
+  return CX(w.y, -w.x);
+}
+inline COMP cx_acos(COMP a) {
+  const COMP w = cx_asin(a);
+  return CX((CR)1.57079632679489661923132169164 - w.x, -w.y);
+}
+// acosh a = log(a + sqrt(a + 1) sqrt(a - 1)) (the principal branch), as log1p near a = 1.
+inline COMP cx_acosh(COMP a) {
+  const COMP t = cx_mul(cx_sqrt(CX(a.x + 1, a.y)), cx_sqrt(CX(a.x - 1, a.y)));
+  return cx_log1p(CX(a.x - 1 + t.x, a.y + t.y));
+}
+// atanh a = (log1p(a) - log1p(-a)) / 2.
+inline COMP cx_atanh(COMP a) { return (cx_log1p(a) - cx_log1p(-a)) / (CR)2; }
+inline COMP cx_atan(COMP a) {
+  const COMP w = cx_atanh(CX(-a.y, a.x));
+  return CX(w.y, -w.x);
+}
+// log(exp a + exp b) as the CPU: the operand with the larger real part m, then
+// m + log1p(exp(n - m)); equal infinite real parts as the real function treats them.
+inline COMP cx_logaddexp(COMP a, COMP b) {
+  const COMP m = a.x >= b.x ? a : b, n = a.x >= b.x ? b : a;
+  if (OCL_ISINF(m.x) && m.x == n.x) {
+    if (m.x < 0) return CX(-INFINITY, m.y);  // both 0 in magnitude
+  }
+  return m + cx_log1p(cx_exp(n - m));
+}
+inline COMP cx_sinc(COMP a) {
+  if (a.x == 0 && a.y == 0) return CX(1, 0);
+  const COMP p = a * (CR)3.14159265358979323846264338328;
+  return cx_div(cx_sin(p), p);
+}
+
+#define EWOP_log1p(a, b, c) cx_log1p(a)
+#define EWOP_expm1(a, b, c) cx_expm1(a)
+#define EWOP_exp2(a, b, c) cx_exp((a) * (CR)0.693147180559945309417232121458)
+#define EWOP_asin(a, b, c) cx_asin(a)
+#define EWOP_acos(a, b, c) cx_acos(a)
+#define EWOP_atan(a, b, c) cx_atan(a)
+#define EWOP_asinh(a, b, c) cx_asinh(a)
+#define EWOP_acosh(a, b, c) cx_acosh(a)
+#define EWOP_atanh(a, b, c) cx_atanh(a)
+#define EWOP_logaddexp(a, b, c) cx_logaddexp(a, b)
+#define EWOP_sinc(a, b, c) cx_sinc(a)
+#define EWOP_silu(a, b, c) cx_div(a, CX(1, 0) + cx_exp(-(a)))
+// lerp: the CPU's two forms, chosen by |weight| < 0.5.
+#define EWOP_lerp(a, b, c) \
+  (cx_abs(p0) < (CR)0.5 ? (a) + cx_mul(p0, (b) - (a)) : (b) - cx_mul((b) - (a), CX(1, 0) - p0))
+#define EWOP_lerp_tensor(a, b, c) \
+  (cx_abs(c) < (CR)0.5 ? (a) + cx_mul(c, (b) - (a)) : (b) - cx_mul((b) - (a), CX(1, 0) - (c)))
+// The logical ops: an element is true when either part is nonzero (real result).
+#define CX_TRUE(a) ((a).x != 0 || (a).y != 0)
+#define EWOP_logical_not(a, b, c) (!CX_TRUE(a))
+#define EWOP_logical_and(a, b, c) (CX_TRUE(a) && CX_TRUE(b))
+#define EWOP_logical_or(a, b, c) (CX_TRUE(a) || CX_TRUE(b))
+#define EWOP_logical_xor(a, b, c) (CX_TRUE(a) != CX_TRUE(b))
+
 #else  // real compute
 // conj_physical of a real tensor (ATen runs its stub for every dtype): a copy.
 #define EWOP_conj(a, b, c) (a)

@@ -7,15 +7,18 @@
 // inner loops of each step and meet at a barrier between steps. Matrices are read in place in
 // global memory: element (i, j) of a matrix is at base + i*rs + j*cs, so any row/column strides
 // (row- or column-major, or a transposed view) serve, and batch element b starts at off + b*bs.
-// Build options: -DT=<float|double>  -DLWS=<work-group size, a power of two>.
+// Build options: -DT=<float|double>  -DLWS=<work-group size, a power of two>; complex matrices
+// (lu_factor, lu_solve and trsm only): -DT=<float2|double2> -DR=<float|double> -DCPLX.
 //
 // lu_factor(a, bs, rs, cs, piv, info, m, n, pivot): a (m x n) <- L and U of P A = L U (getrf);
 //   piv[b*k + j] = 1-based row swapped with row j (k = min(m, n)); info[b] = first j+1 with
 //   U[j, j] == 0, else 0. pivot == 0: no row exchanges (piv = j + 1).
 // lu_solve(lu, lbs, lrs, lcs, piv, pbs, x, xbs, xrs, xcs, n, nrhs, trans): x (n x nrhs) <- the
-//   solution of A X = B (trans == 0) or A^T X = B (trans != 0) from the LU factors of A.
-// trsm(t, tbs, trs, tcs, x, xbs, xrs, xcs, n, nrhs, lower, unit): x <- T^{-1} x with T the lower
-//   or upper triangle of t (its diagonal taken as 1 if unit); transposes are views (strides).
+//   solution of A X = B (trans == 0), A^T X = B (trans == 1) or A^H X = B (trans == 2) from the
+//   LU factors of A.
+// trsm(t, tbs, trs, tcs, x, xbs, xrs, xcs, n, nrhs, lower, unit, conj): x <- T^{-1} x with T the
+//   lower or upper triangle of t (its diagonal taken as 1 if unit; its elements conjugated if
+//   conj); transposes are views (strides).
 // cholesky(a, bs, rs, cs, info, n): the lower triangle of a <- L with L L^T = A (potrf on the
 //   lower triangle; the upper triangle is left as it was); info[b] = j+1 for the first leading
 //   minor that is not positive definite (the factorisation stops there), else 0.
@@ -33,15 +36,42 @@
 #endif
 
 #define EL(p, rs, cs, i, j) (p)[(long)(i) * (rs) + (long)(j) * (cs)]
+
+// Element arithmetic of the LU family: complex (float2 / double2: .x real, .y imaginary) or real.
+// Pivots are chosen by |re| + |im|, as LAPACK's izamax.
+#ifdef CPLX
+#define T_MUL(a, b) ((T)((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))
+inline T t_div(T a, T b) {  // Smith's scaling, as c10::complex
+  if (fabs(b.x) >= fabs(b.y)) {
+    const R rat = b.y / b.x, scl = (R)1 / (b.x + b.y * rat);
+    return (T)((a.x + a.y * rat) * scl, (a.y - a.x * rat) * scl);
+  }
+  const R rat = b.x / b.y, scl = (R)1 / (b.y + b.x * rat);
+  return (T)((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
+}
+#define T_DIV(a, b) t_div(a, b)
+#define MAG1(v) (fabs((v).x) + fabs((v).y))
+#define T_ISNAN(v) (OCL_ISNAN((v).x) || OCL_ISNAN((v).y))
+#define T_ISZERO(v) ((v).x == 0 && (v).y == 0)
+#define T_CONJ(v, c) ((c) ? (T)((v).x, -(v).y) : (v))
+#else
+#define R T
+#define T_MUL(a, b) ((a) * (b))
+#define T_DIV(a, b) ((a) / (b))
+#define MAG1(v) fabs(v)
+#define T_ISNAN(v) OCL_ISNAN(v)
+#define T_ISZERO(v) ((v) == (T)0)
+#define T_CONJ(v, c) (v)
+#endif
 #define GSYNC barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
 
 // Tree reduction of LWS (value, index) pairs to slot 0: the larger value wins, ties the smaller
 // index. Ends with a barrier.
-void argmax_reduce(__local T* v, __local int* idx, int lid) {
+void argmax_reduce(__local R* v, __local int* idx, int lid) {
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = LWS / 2; s > 0; s >>= 1) {
     if (lid < s) {
-      const T a = v[lid], b = v[lid + s];
+      const R a = v[lid], b = v[lid + s];
       const int ia = idx[lid], ib = idx[lid + s];
       if (b > a || (b == a && ib < ia)) {
         v[lid] = b;
@@ -60,7 +90,7 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
   __global T* A = a + a_off + b * bs;
   const int k = min(m, n);
   __global int* P = piv + piv_off + b * k;
-  __local T best_v[LWS];
+  __local R best_v[LWS];
   __local int best_i[LWS];
   int first_zero = 0;
   for (int j = 0; j < k; ++j) {
@@ -68,11 +98,11 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
     if (pivot) {
       // Row of the largest |a[i, j]|, i >= j (getrf's idamax: the first of equal maxima; a NaN
       // is never larger, except that a NaN on the diagonal keeps its row).
-      T bv = (T)-1;
+      R bv = (R)-1;
       int bi = m;
       for (int i = j + lid; i < m; i += LWS) {
         const T x = EL(A, rs, cs, i, j);
-        const T ax = OCL_ISNAN(x) ? (T)-1 : fabs(x);
+        const R ax = T_ISNAN(x) ? (R)-1 : MAG1(x);
         if (ax > bv) {
           bv = ax;
           bi = i;
@@ -82,7 +112,7 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
       best_i[lid] = bi;
       argmax_reduce(best_v, best_i, lid);
       p = best_i[0];
-      if (p >= m || OCL_ISNAN(EL(A, rs, cs, j, j))) p = j;
+      if (p >= m || T_ISNAN(EL(A, rs, cs, j, j))) p = j;
       GSYNC;  // everyone has read best_i[0] and a[j, j] before they change
     }
     if (lid == 0) P[j] = p + 1;
@@ -95,10 +125,10 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
       GSYNC;
     }
     const T d = EL(A, rs, cs, j, j);
-    if (d == (T)0) {
+    if (T_ISZERO(d)) {
       if (first_zero == 0) first_zero = j + 1;
     } else {
-      for (int i = j + 1 + lid; i < m; i += LWS) EL(A, rs, cs, i, j) /= d;
+      for (int i = j + 1 + lid; i < m; i += LWS) EL(A, rs, cs, i, j) = T_DIV(EL(A, rs, cs, i, j), d);
     }
     GSYNC;
     const int rows = m - j - 1, cols = n - j - 1;
@@ -106,7 +136,7 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
     for (long t = lid; t < total; t += LWS) {
       const long tq = t / rows;
       const int i = j + 1 + (int)(t - tq * rows), c = j + 1 + (int)tq;
-      EL(A, rs, cs, i, c) -= EL(A, rs, cs, i, j) * EL(A, rs, cs, j, c);
+      EL(A, rs, cs, i, c) -= T_MUL(EL(A, rs, cs, i, j), EL(A, rs, cs, j, c));
     }
     GSYNC;
   }
@@ -115,12 +145,12 @@ __kernel void lu_factor(__global T* a, ulong a_off, long bs, long rs, long cs,
 
 // x <- T^{-1} x for one matrix (see trsm above); all work-items of the group call it.
 void trsm_one(__global const T* t, long trs, long tcs, __global T* x, long xrs, long xcs, int n,
-              int nrhs, int lower, int unit, int lid) {
+              int nrhs, int lower, int unit, int conj, int lid) {
   for (int s = 0; s < n; ++s) {
     const int k = lower ? s : n - 1 - s;
     if (!unit) {
-      const T d = EL(t, trs, tcs, k, k);
-      for (int c = lid; c < nrhs; c += LWS) EL(x, xrs, xcs, k, c) /= d;
+      const T d = T_CONJ(EL(t, trs, tcs, k, k), conj);
+      for (int c = lid; c < nrhs; c += LWS) EL(x, xrs, xcs, k, c) = T_DIV(EL(x, xrs, xcs, k, c), d);
       GSYNC;
     }
     const int lo = lower ? k + 1 : 0;
@@ -129,7 +159,7 @@ void trsm_one(__global const T* t, long trs, long tcs, __global T* x, long xrs, 
     for (long q = lid; q < total; q += LWS) {
       const long qq = q / cnt;
       const int i = lo + (int)(q - qq * cnt), c = (int)qq;
-      EL(x, xrs, xcs, i, c) -= EL(t, trs, tcs, i, k) * EL(x, xrs, xcs, k, c);
+      EL(x, xrs, xcs, i, c) -= T_MUL(T_CONJ(EL(t, trs, tcs, i, k), conj), EL(x, xrs, xcs, k, c));
     }
     GSYNC;
   }
@@ -137,10 +167,10 @@ void trsm_one(__global const T* t, long trs, long tcs, __global T* x, long xrs, 
 
 __kernel void trsm(__global const T* t, ulong t_off, long tbs, long trs, long tcs, __global T* x,
                    ulong x_off, long xbs, long xrs, long xcs, int n, int nrhs, int lower,
-                   int unit) {
+                   int unit, int conj) {
   const long b = get_group_id(0);
   trsm_one(t + t_off + b * tbs, trs, tcs, x + x_off + b * xbs, xrs, xcs, n, nrhs, lower, unit,
-           get_local_id(0));
+           conj, get_local_id(0));
 }
 
 // Row exchanges of the pivots on x's rows, in order (forward) or in reverse.
@@ -171,15 +201,18 @@ __kernel void lu_solve(__global const T* lu, ulong lu_off, long lbs, long lrs, l
   if (!trans) {
     // A = P L U: X = U^{-1} L^{-1} P^T B
     apply_pivots(P, X, xrs, xcs, n, nrhs, 1, lid);
-    trsm_one(L, lrs, lcs, X, xrs, xcs, n, nrhs, 1, 1, lid);
-    trsm_one(L, lrs, lcs, X, xrs, xcs, n, nrhs, 0, 0, lid);
+    trsm_one(L, lrs, lcs, X, xrs, xcs, n, nrhs, 1, 1, 0, lid);
+    trsm_one(L, lrs, lcs, X, xrs, xcs, n, nrhs, 0, 0, 0, lid);
   } else {
-    // A^T = U^T L^T P^T: X = P L^{-T} U^{-T} B
-    trsm_one(L, lcs, lrs, X, xrs, xcs, n, nrhs, 1, 0, lid);
-    trsm_one(L, lcs, lrs, X, xrs, xcs, n, nrhs, 0, 1, lid);
+    // A^T = U^T L^T P^T: X = P L^{-T} U^{-T} B (A^H: the same with conjugated factors)
+    const int conj = trans == 2;
+    trsm_one(L, lcs, lrs, X, xrs, xcs, n, nrhs, 1, 0, conj, lid);
+    trsm_one(L, lcs, lrs, X, xrs, xcs, n, nrhs, 0, 1, conj, lid);
     apply_pivots(P, X, xrs, xcs, n, nrhs, 0, lid);
   }
 }
+
+#ifndef CPLX  // the rest is real only
 
 __kernel void cholesky(__global T* a, ulong a_off, long bs, long rs, long cs, __global int* info,
                        ulong info_off, int n) {
@@ -581,3 +614,5 @@ __kernel void svd(__global const T* a, ulong a_off, long abs_, long ars, long ac
   }
   if (lid == 0) info[info_off + b] = converged ? 0 : 1;
 }
+
+#endif  // CPLX

@@ -39,7 +39,8 @@ std::vector<int64_t> memory_order(const at::Tensor& out) {
 // nothing done) when the layouts or dtypes do not allow it.
 bool copy_slices_one_launch(const std::vector<at::Tensor>& parts,
                             const std::vector<int64_t>& offsets, int64_t d, at::Tensor& out) {
-  if (parts.size() < 2) return false;
+  // (16-byte elements have no kernel type: the general path takes them)
+  if (parts.size() < 2 || out.itemsize() > 8) return false;
   const std::vector<int64_t> perm = memory_order(out);
   if (perm.empty()) return false;
   const int device = out.device().index();

@@ -137,7 +137,8 @@ at::Tensor nonzero_impl(const at::Tensor& self) {
               "the ocl device yet (got ", self.dim(), ")");
   c10::DeviceGuard guard(self.device());
   const int64_t ndim = self.dim();
-  const at::Tensor flags = self.contiguous();
+  // (a complex element is nonzero when either part is: its flag is computed first)
+  const at::Tensor flags = (self.is_complex() ? self.ne(0) : self).contiguous();
   if (flags.numel() == 0) return at::empty({0, ndim}, self.options().dtype(at::kLong));
   const Plan p = plan_for(flags);
   const char* why = "nonzero (the result's size depends on the data)";

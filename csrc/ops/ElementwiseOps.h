@@ -73,10 +73,10 @@ enum EwFlags : uint8_t {
   X(le,                kAll,      "le_cpu",                kNoFlags)         \
   X(gt,                kAll,      "gt_cpu",                kNoFlags)         \
   X(ge,                kAll,      "ge_cpu",                kNoFlags)         \
-  X(logical_not,       kAll,      "logical_not_cpu",       kNoFlags)         \
-  X(logical_and,       kAll,      "logical_and_cpu",       kNoFlags)         \
-  X(logical_or,        kAll,      "logical_or_cpu",        kNoFlags)         \
-  X(logical_xor,       kAll,      "logical_xor_cpu",       kNoFlags)         \
+  X(logical_not,       kAll,      "logical_not_cpu",       kCplxReal)        \
+  X(logical_and,       kAll,      "logical_and_cpu",       kCplxReal)        \
+  X(logical_or,        kAll,      "logical_or_cpu",        kCplxReal)        \
+  X(logical_xor,       kAll,      "logical_xor_cpu",       kCplxReal)        \
   /* unary */                                                                 \
   X(neg,               kNoBool,   "neg_cpu",               kBatch | kCplx)           \
   X(abs,               kNoBool,   "abs_cpu",               kBatch | kCplx)           \
@@ -101,7 +101,7 @@ enum EwFlags : uint8_t {
   /* three operands and parameters */                                        \
   X(addcmul,           kNoBool,   "addcmul_cpu_out",       kOpmathParams | kCplx)    \
   X(addcdiv,           kNoBool,   "addcdiv_cpu_out",       kOpmathParams | kCplx)    \
-  X(lerp,              kFloating, "lerp_kernel_scalar",    kOpmathParams)    \
+  X(lerp,              kFloating, "lerp_kernel_scalar",    kOpmathParams | kCplx) \
   /* gradients */                                                             \
   X(threshold,         kNoBool,   "threshold_cpu",         kBatch | kOpmathParams) \
   X(sigmoid_backward,  kFloating, "sigmoid_backward_cpu",  kBatch)           \
@@ -120,7 +120,7 @@ enum EwFlags : uint8_t {
   X(lshift,            kInteger,  "lshift_cpu",            kNoFlags)         \
   X(rshift,            kInteger,  "rshift_cpu",            kNoFlags)         \
   X(clamp_tensor,      kNoBool,   "clamp_cpu",             kNoFlags)         \
-  X(lerp_tensor,       kFloating, "lerp_kernel_tensor",    kNoFlags)         \
+  X(lerp_tensor,       kFloating, "lerp_kernel_tensor",    kCplx)            \
   X(signbit,           kAll,      "signbit_cpu",           kNoFlags)         \
   X(isposinf,          kFloating, "isposinf_cpu",          kNoFlags)         \
   X(isneginf,          kFloating, "isneginf_cpu",          kNoFlags)         \
@@ -136,7 +136,7 @@ enum EwFlags : uint8_t {
   X(nextafter,         kFloating, "nextafter_cpu",         kNoFlags)         \
   X(xlogy,             kFloating, "xlogy_cpu",             kNoFlags)         \
   X(xlog1py,           kFloating, "xlog1py_cpu",           kNoFlags)         \
-  X(logaddexp,         kFloating, "logaddexp_cpu",         kNoFlags)         \
+  X(logaddexp,         kFloating, "logaddexp_cpu",         kCplx)            \
   X(logaddexp2,        kFloating, "logaddexp2_cpu",        kNoFlags)         \
   X(zeta,              kFloatDouble, "zeta_cpu",           kNoFlags)         \
   X(chebyshev_t,       kFloatDouble, "chebyshev_polynomial_t_cpu", kNoFlags) \
@@ -154,24 +154,24 @@ enum EwFlags : uint8_t {
   X(erf,               kFloating, "erf_cpu",               kBatch | kVec)    \
   X(erfc,              kFloating, "erfc_cpu",              kVec)             \
   X(erfinv,            kFloating, "erfinv_cpu",            kNoFlags)         \
-  X(expm1,             kFloating, "expm1_cpu",             kVec)             \
-  X(log1p,             kFloating, "log1p_cpu",             kVec)             \
+  X(expm1,             kFloating, "expm1_cpu",             kVec | kCplx)     \
+  X(log1p,             kFloating, "log1p_cpu",             kVec | kCplx)     \
   X(log2,              kFloating, "log2_cpu",              kVec | kCplx)             \
   X(log10,             kFloating, "log10_cpu",             kVec | kCplx)             \
-  X(exp2,              kFloating, "exp2_cpu",              kVec)             \
+  X(exp2,              kFloating, "exp2_cpu",              kVec | kCplx)     \
   X(lgamma,            kFloating, "lgamma_cpu",            kNoFlags)         \
   X(digamma,           kFloating, "digamma",               kNoFlags)         \
   X(polygamma,         kFloating, "polygamma",             kNoFlags)         \
   X(tan,               kFloating, "tan_cpu",               kVec | kCplx)             \
-  X(asin,              kFloating, "asin_cpu",              kVec)             \
-  X(acos,              kFloating, "acos_cpu",              kVec)             \
-  X(atan,              kFloating, "atan_cpu",              kVec)             \
+  X(asin,              kFloating, "asin_cpu",              kVec | kCplx)     \
+  X(acos,              kFloating, "acos_cpu",              kVec | kCplx)     \
+  X(atan,              kFloating, "atan_cpu",              kVec | kCplx)     \
   X(sinh,              kFloating, "sinh_cpu",              kVec | kCplx)             \
   X(cosh,              kFloating, "cosh_cpu",              kVec | kCplx)             \
-  X(asinh,             kFloating, "asinh_cpu",             kVec)             \
-  X(acosh,             kFloating, "acosh_cpu",             kVec)             \
-  X(atanh,             kFloating, "atanh_cpu",             kVec)             \
-  X(sinc,              kFloating, "sinc_cpu",              kNoFlags)         \
+  X(asinh,             kFloating, "asinh_cpu",             kVec | kCplx)     \
+  X(acosh,             kFloating, "acosh_cpu",             kVec | kCplx)     \
+  X(atanh,             kFloating, "atanh_cpu",             kVec | kCplx)     \
+  X(sinc,              kFloating, "sinc_cpu",              kCplx)            \
   X(i0,                kFloating, "i0_cpu",                kNoFlags)         \
   X(i0e,               kFloating, "i0e_cpu",               kNoFlags)         \
   X(i1,                kFloating, "i1_cpu",                kNoFlags)         \
@@ -210,7 +210,7 @@ enum EwFlags : uint8_t {
   X(gelu_tanh,         kFloating, "GeluKernelImpl",        kOpmathParams)    \
   X(gelu_backward,     kFloating, "GeluBackwardKernelImpl", kBatch | kOpmathParams) \
   X(gelu_tanh_backward, kFloating, "GeluBackwardKernelImpl", kOpmathParams)  \
-  X(silu,              kFloating, "silu_cpu",              kBatch | kVec)    \
+  X(silu,              kFloating, "silu_cpu",              kBatch | kVec | kCplx) \
   X(silu_backward,     kFloating, "silu_backward_cpu",     kBatch)           \
   X(mish,              kFloating, "mish_cpu",              kNoFlags)         \
   X(mish_backward,     kFloating, "mish_backward_cpu",     kNoFlags)         \

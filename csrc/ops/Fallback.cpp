@@ -57,6 +57,13 @@ void ocl_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       "would work on a copy that does not share memory with the input, so "
       "torch-ocl refuses it whatever TORCH_OCL_FALLBACK says. This is a torch-ocl bug; please "
       "report it with the operator's name.");
+  announce_fallback(name);
+  at::native::cpu_fallback(op, stack);
+}
+
+}  // namespace
+
+void announce_fallback(const std::string& name) {
   Mode mode;
   bool first;
   {
@@ -74,10 +81,7 @@ void ocl_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                "and back (slow). TORCH_OCL_FALLBACK=silent hides this warning; "
                "torch.ocl.fallback_counts() lists every op that fell back.");
   }
-  at::native::cpu_fallback(op, stack);
 }
-
-}  // namespace
 
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   ocl_fallback(op, stack);

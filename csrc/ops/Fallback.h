@@ -23,6 +23,11 @@ namespace torch_ocl {
 // handles some of an op's arguments and hands the rest on (Lstsq.cpp: the CPU-only drivers).
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// The fallback's policy for work a native op hands to the CPU itself (ops/StubOnCpu.h): counts
+// `name` as a fallback, raises NotImplementedError when TORCH_OCL_FALLBACK=error, warns once per
+// name when it is "warn".
+void announce_fallback(const std::string& name);
+
 void set_fallback_mode(const std::string& mode);
 std::string fallback_mode();
 std::vector<std::pair<std::string, int64_t>> fallback_counts();

@@ -4,7 +4,10 @@
 // (im2col_shape_check.h), the CPU's dtype support and its contiguous results. col2im is a
 // gather (deterministic sums). The .out overloads stay with the CPU fallback.
 #include <ATen/native/im2col_shape_check.h>
+#include <ATen/ops/complex.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/imag.h>
+#include <ATen/ops/real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -32,7 +35,7 @@ void check_pairs(at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntA
               stride.size());
 }
 
-// The CPU's dtypes: floating, bool (and complex, which the device does not hold).
+// The CPU's dtypes: floating, bool (complex goes through the parts, above).
 void check_dtype(at::ScalarType t, const char* op) {
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t) || t == at::kBool, "\"", op,
                               "\" not implemented for '", t, "'");
@@ -56,6 +59,11 @@ at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntAr
   check_pairs(kernel_size, dilation, padding, stride);
   at::native::im2col_shape_check(self, at::Tensor(), kernel_size[0], kernel_size[1], dilation[0],
                                  dilation[1], padding[0], padding[1], stride[0], stride[1]);
+  if (self.is_complex()) {  // data movement: the parts separately
+    const at::Tensor x = self.resolve_conj();
+    return at::complex(torch_ocl::im2col(at::real(x), kernel_size, dilation, padding, stride),
+                       torch_ocl::im2col(at::imag(x), kernel_size, dilation, padding, stride));
+  }
   check_dtype(self.scalar_type(), "im2col_out_cpu");
   const bool batched = self.dim() == 4;
   const at::Tensor input = batched ? self : self.unsqueeze(0);
@@ -87,6 +95,12 @@ at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntAr
   at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel_size[0],
                                  kernel_size[1], dilation[0], dilation[1], padding[0], padding[1],
                                  stride[0], stride[1]);
+  if (self.is_complex()) {  // a sum of placed elements: the parts separately
+    const at::Tensor x = self.resolve_conj();
+    return at::complex(
+        torch_ocl::col2im(at::real(x), output_size, kernel_size, dilation, padding, stride),
+        torch_ocl::col2im(at::imag(x), output_size, kernel_size, dilation, padding, stride));
+  }
   check_dtype(self.scalar_type(), "col2im_out_cpu");
   const bool batched = self.dim() == 3;
   const at::Tensor cols = batched ? self : self.unsqueeze(0);

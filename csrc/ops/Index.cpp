@@ -155,9 +155,67 @@ IndexSpace space_of(const at::TensorIteratorBase& iter, int a, int b, int first_
   return s;
 }
 
+// Complex A, where the kernel would compute on elements (a scalar source, or a sum): the same
+// work on the real view, whose elements are the parts. A sum of B adds part to part over one more
+// (innermost) dimension of the two parts; a scalar source is written in two launches, one per
+// part. Plain copies move complex64 elements by their bits and need none of this.
+static bool launch_complex_as_real(const IndexSpace& s, const IndexedOp& op) {
+  if (!s.a.tensor.is_complex()) return false;
+  // (16-byte elements have no kernel type: complex128 copies go through the parts too. Copies
+  // to repeated indices may then take the parts of one element from different sources, as the
+  // order of such copies is undefined; deterministic algorithms order them.)
+  if (!op.value && op.reduce == IndexReduce::kNone && s.a.tensor.itemsize() <= 8) return false;
+  TORCH_CHECK_NOT_IMPLEMENTED(op.reduce == IndexReduce::kNone || op.reduce == IndexReduce::kAdd,
+                              "torch-ocl: this indexed reduction (", reduce_option(op.reduce),
+                              ") of complex elements is not implemented on the ocl device; "
+                              "compute it on the CPU (.cpu())");
+  TORCH_CHECK_NOT_IMPLEMENTED(!op.alpha || op.alpha->toComplexDouble().imag() == 0,
+                              "torch-ocl: an indexed sum with a complex alpha is not implemented "
+                              "on the ocl device; multiply the source by alpha first");
+  auto real_operand = [](const IndexOperand& o) {
+    IndexOperand r;
+    r.tensor = at::view_as_real(at::Tensor(o.tensor));
+    r.ptr = o.ptr;
+    for (int64_t st : o.strides) r.strides.push_back(st * 2);
+    return r;
+  };
+  IndexedOp rop = op;
+  for (int64_t& st : rop.indexed_strides) st *= 2;
+  if (op.alpha) rop.alpha = c10::Scalar(op.alpha->toComplexDouble().real());
+  if (op.value) {
+    const c10::complex<double> v = op.value->toComplexDouble();
+    for (int part = 0; part < 2; ++part) {
+      IndexSpace r = s;
+      r.a = real_operand(s.a);
+      if (part == 1) {
+        const auto* first = static_cast<const char*>(s.a.ptr ? s.a.ptr : s.a.tensor.data_ptr());
+        r.a.ptr = first + r.a.tensor.itemsize();
+      }
+      rop.value = c10::Scalar(part == 0 ? v.real() : v.imag());
+      launch_indexed(std::move(r), rop);
+    }
+    return true;
+  }
+  IndexSpace r;
+  r.sizes = {2};
+  r.sizes.insert(r.sizes.end(), s.sizes.begin(), s.sizes.end());
+  r.a = real_operand(s.a);
+  r.a.strides.insert(r.a.strides.begin(), 1);
+  r.b = real_operand(s.b);
+  r.b.strides.insert(r.b.strides.begin(), 1);
+  for (const IndexOperand& i : s.indices) {
+    IndexOperand ri = i;
+    ri.strides.insert(ri.strides.begin(), 0);
+    r.indices.push_back(std::move(ri));
+  }
+  launch_indexed(std::move(r), rop);
+  return true;
+}
+
 void launch_indexed(IndexSpace s, const IndexedOp& op) {
   for (int64_t v : s.sizes)
     if (v == 0) return;
+  if (launch_complex_as_real(s, op)) return;
   coalesce(s);
   const at::TensorBase& a = s.a.tensor;
   const at::ScalarType dtype = a.scalar_type();

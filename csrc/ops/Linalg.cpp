@@ -62,6 +62,7 @@
 
 #include "ops/KernelTypes.h"
 #include "ops/Structured.h"
+#include "ops/StubOnCpu.h"
 #include "runtime/DeviceError.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
@@ -73,11 +74,25 @@ constexpr size_t kLws = 64;
 
 // kernels/linalg.cl's kernel `name` for dtype t (float or double; raises like the CPU's dispatch
 // for other dtypes).
+// Complex matrices: the CPU's LAPACK kernels run them (StubOnCpu.h), counted as a fallback under
+// this name; the kernels of kernels/linalg.cl are real.
+std::string complex_name(const char* routine, const at::Tensor& t) {
+  return std::string("aten::") + routine + " (" + c10::toString(t.scalar_type()) + ")";
+}
+
 cl_kernel linalg_kernel(const at::Tensor& t, const char* name, const char* op) {
   const at::ScalarType st = t.scalar_type();
+  const int device = t.device().index();
+  if (at::isComplexType(st)) {  // the LU family has complex forms (-DCPLX)
+    TORCH_CHECK_NOT_IMPLEMENTED(st == at::kComplexFloat || st == at::kComplexDouble, "\"", op,
+                                "\" not implemented for '", c10::toString(st), "'");
+    const char* real = type_tag(c10::toRealValueType(st), device);
+    return get_kernel(
+        device, "linalg.cl", name,
+        std::string("-DCPLX -DT=") + real + "2 -DR=" + real + " -DLWS=" + std::to_string(kLws));
+  }
   TORCH_CHECK_NOT_IMPLEMENTED(st == at::kFloat || st == at::kDouble, "\"", op,
                               "\" not implemented for '", c10::toString(st), "'");
-  const int device = t.device().index();
   return get_kernel(device, "linalg.cl", name,
                     std::string("-DT=") + type_tag(st, device) + " -DLWS=" + std::to_string(kLws));
 }
@@ -178,15 +193,16 @@ void launch_groups(KernelLaunch& l, const at::Tensor& t, int64_t groups) {
   l.enqueue1d(t.device().index(), static_cast<size_t>(groups) * kLws, kLws);
 }
 
-// x <- T^{-1} x for the lower (or upper) triangle T of `t` (batches already alike).
-void trsm(const Mats& t, const Mats& x, bool lower, bool unit) {
+// x <- T^{-1} x for the lower (or upper) triangle T of `t` (batches already alike; its elements
+// conjugated if `conj`).
+void trsm(const Mats& t, const Mats& x, bool lower, bool unit, bool conj = false) {
   const int64_t n = x.rows;
   if (x.batch == 0 || n == 0 || x.cols == 0) return;
   KernelLaunch l(linalg_kernel(x.t, "trsm", "triangular_solve_ocl"));
   push(l, t);
   push(l, x);
   l.arg(static_cast<cl_int>(n)).arg(static_cast<cl_int>(x.cols));
-  l.arg(static_cast<cl_int>(lower)).arg(static_cast<cl_int>(unit));
+  l.arg(static_cast<cl_int>(lower)).arg(static_cast<cl_int>(unit)).arg(static_cast<cl_int>(conj));
   launch_groups(l, x.t, x.batch);
 }
 
@@ -233,7 +249,9 @@ void lu_solve_kernel(const at::Tensor& LU, const at::Tensor& pivots, const at::T
   l.buffer(buffer_of(piv), piv.itemsize()).arg(static_cast<cl_long>(n));
   push(l, x);
   l.arg(static_cast<cl_int>(n)).arg(static_cast<cl_int>(B.size(-1)));
-  l.arg(static_cast<cl_int>(trans != at::native::TransposeType::NoTranspose));
+  l.arg(static_cast<cl_int>(trans == at::native::TransposeType::NoTranspose ? 0
+                            : trans == at::native::TransposeType::Transpose ? 1
+                                                                            : 2));
   launch_groups(l, B, x.batch);
   x.finish();
 }
@@ -256,18 +274,23 @@ void triangular_solve_kernel(const at::Tensor& A, const at::Tensor& B, bool left
     a = a.mT();
     lower = !lower;
   }
+  const bool conj = transpose == at::native::TransposeType::ConjTranspose;
   // X op(A) = B  <=>  op(A)^T X^T = B^T
   if (!left) {
     a = a.mT();
     lower = !lower;
-    trsm(a, x.mT(), lower, unitriangular);
+    trsm(a, x.mT(), lower, unitriangular, conj);
   } else {
-    trsm(a, x, lower, unitriangular);
+    trsm(a, x, lower, unitriangular, conj);
   }
   x.finish();
 }
 
 void cholesky_kernel(const at::Tensor& input, const at::Tensor& info, bool upper) {
+  if (input.is_complex()) {
+    run_stub_on_cpu(complex_name("cholesky", input), at::native::cholesky_stub, input, info, upper);
+    return;
+  }
   const int64_t n = input.size(-1);
   Mats a = mats(input, true);
   if (a.batch == 0) return;
@@ -294,11 +317,11 @@ at::Tensor& cholesky_inverse_kernel(at::Tensor& result, at::Tensor& /*infos*/, b
   const Mats f = mats(result, false);
   const Mats xm = mats(x, true);
   if (upper) {
-    trsm(f.mT(), xm, /*lower=*/true, false);
+    trsm(f.mT(), xm, /*lower=*/true, false, /*conj=*/f.t.is_complex());  // U^H
     trsm(f, xm, /*lower=*/false, false);
   } else {
     trsm(f, xm, /*lower=*/true, false);
-    trsm(f.mT(), xm, /*lower=*/false, false);
+    trsm(f.mT(), xm, /*lower=*/false, false, /*conj=*/f.t.is_complex());  // L^H
   }
   result.copy_(x);
   return result;
@@ -326,6 +349,10 @@ void unpack_pivots_kernel(at::TensorIterator& iter, int64_t dim_size, int64_t ma
 }
 
 void geqrf_kernel(const at::Tensor& input, const at::Tensor& tau) {
+  if (input.is_complex()) {
+    run_stub_on_cpu(complex_name("geqrf", input), at::native::geqrf_stub, input, tau);
+    return;
+  }
   const int64_t m = input.size(-2), n = input.size(-1);
   const Mats a = mats(input, true);
   if (a.batch == 0 || m == 0 || n == 0) return;
@@ -352,6 +379,10 @@ void householder_apply(const Mats& v, const at::Tensor& tau, const Mats& c, int6
 
 // Q's first n columns (orgqr): the reflectors' product applied to the m x n identity.
 at::Tensor& orgqr_kernel(at::Tensor& result, const at::Tensor& tau) {
+  if (result.is_complex()) {
+    run_stub_on_cpu(complex_name("orgqr", result), at::native::orgqr_stub, result, tau);
+    return result;
+  }
   if (result.numel() == 0) return result;
   const int64_t m = result.size(-2), n = result.size(-1);
   at::Tensor x =
@@ -367,6 +398,11 @@ at::Tensor& orgqr_kernel(at::Tensor& result, const at::Tensor& tau) {
 
 void ormqr_kernel(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other,
                   bool left, bool transpose) {
+  if (input.is_complex()) {
+    run_stub_on_cpu(complex_name("ormqr", input), at::native::ormqr_stub, input, tau, other, left,
+                    transpose);
+    return;
+  }
   if (other.numel() == 0) return;
   const at::IntArrayRef batch = other.sizes().slice(0, other.dim() - 2);
   const at::Tensor t = expand_batch(tau, batch, 1).contiguous();
@@ -392,7 +428,12 @@ at::Tensor& ormqr_out(const at::Tensor& input, const at::Tensor& tau, const at::
 // (which holds A on entry). Eigenvectors are unique up to sign (and to a basis of a repeated
 // eigenvalue's space), as with LAPACK: signs may differ from the CPU's.
 void linalg_eigh_kernel(const at::Tensor& values, const at::Tensor& vectors,
-                        const at::Tensor& infos, bool upper, bool /*compute_eigenvectors*/) {
+                        const at::Tensor& infos, bool upper, bool compute_eigenvectors) {
+  if (vectors.is_complex()) {
+    run_stub_on_cpu(complex_name("linalg_eigh", vectors), at::native::linalg_eigh_stub, values,
+                    vectors, infos, upper, compute_eigenvectors);
+    return;
+  }
   const int64_t n = vectors.size(-1);
   const Mats x = mats(vectors, true);
   if (x.batch == 0 || n == 0) return;
@@ -411,8 +452,13 @@ void linalg_eigh_kernel(const at::Tensor& values, const at::Tensor& vectors,
 // meta function lays them out) unique up to the signs of singular-vector pairs (and a basis of a
 // repeated singular value's space), as with LAPACK: signs may differ from the CPU's.
 void svd_kernel(const at::Tensor& A, const bool full_matrices, const bool compute_uv,
-                const std::optional<std::string_view>& /*driver*/, const at::Tensor& U,
+                const std::optional<std::string_view>& driver, const at::Tensor& U,
                 const at::Tensor& S, const at::Tensor& Vh, const at::Tensor& info) {
+  if (A.is_complex()) {
+    run_stub_on_cpu(complex_name("linalg_svd", A), at::native::svd_stub, A, full_matrices,
+                    compute_uv, driver, U, S, Vh, info);
+    return;
+  }
   const int64_t m = A.size(-2), n = A.size(-1);
   const int64_t M = std::max(m, n), N = std::min(m, n);
   const Mats a = mats(A, false);
@@ -448,12 +494,12 @@ at::Tensor cholesky_solve_helper(const at::Tensor& self, const at::Tensor& A, bo
   const at::IntArrayRef batch = self.sizes().slice(0, self.dim() - 2);
   const Mats f = mats(expand_batch(A, batch, 2), false);
   const Mats xm = mats(x, true);
-  if (upper) {  // U^T U X = B
-    trsm(f.mT(), xm, /*lower=*/true, false);
+  if (upper) {                                                           // U^H U X = B
+    trsm(f.mT(), xm, /*lower=*/true, false, /*conj=*/f.t.is_complex());  // U^H
     trsm(f, xm, /*lower=*/false, false);
-  } else {  // L L^T X = B
+  } else {  // L L^H X = B
     trsm(f, xm, /*lower=*/true, false);
-    trsm(f.mT(), xm, /*lower=*/false, false);
+    trsm(f.mT(), xm, /*lower=*/false, false, /*conj=*/f.t.is_complex());  // L^H
   }
   return x;
 }

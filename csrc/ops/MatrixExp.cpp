@@ -43,8 +43,9 @@ at::Tensor matrix_exp_impl(const at::Tensor& self) {
               "dimensions.");
   TORCH_CHECK(self.size(-1) == self.size(-2), "linalg.matrix_exp: A must be batches of square ",
               "matrices, but they are ", self.size(-2), " by ", self.size(-1), " matrices");
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
-              "linalg.matrix_exp: Expected a floating point tensor, got ", self.scalar_type());
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
+              "linalg.matrix_exp: Expected a floating point or complex tensor, got ",
+              self.scalar_type());
   c10::DeviceGuard guard(self.device());
   // float16 and bfloat16 are computed in float32 and rounded once at the end
   if (self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16)

@@ -292,9 +292,14 @@ at::Tensor constant_pad_nd(const at::Tensor& self, at::IntArrayRef pad, const at
     grows = grows || pad[2 * i] > 0 || pad[2 * i + 1] > 0;
   }
   // The fill value converts like the CPU's fill_ (which it calls only when something grows).
-  const FillBits fill = grows ? fill_bits(value, self.scalar_type()) : FillBits{};
+  // (16-byte elements, complex128: zero padding only - launch_remap fills their halves with zero)
+  const bool wide = self.itemsize() > 8;
+  TORCH_CHECK_NOT_IMPLEMENTED(!wide || !grows || value.toComplexDouble() == 0.0,
+                              "torch-ocl: padding ", self.scalar_type(),
+                              " with a non-zero value is not supported on the ocl device yet");
+  const FillBits fill = grows && !wide ? fill_bits(value, self.scalar_type()) : FillBits{};
   at::Tensor out = at::empty_strided(meta.sizes(), meta.strides(), self.options());
-  launch_remap(out, self, map, fill.bytes);
+  launch_remap(out, self, map, wide ? nullptr : fill.bytes);
   return out;
 }
 

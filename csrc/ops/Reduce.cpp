@@ -14,11 +14,13 @@
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/Normalization.h>
 #include <ATen/native/ReduceOps.h>
+#include <ATen/ops/abs.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
 #include <ATen/ops/aminmax_meta.h>
+#include <ATen/ops/angle.h>
 #include <ATen/ops/any_meta.h>
 #include <ATen/ops/argmax_meta.h>
 #include <ATen/ops/argmin_meta.h>
@@ -35,6 +37,7 @@
 #include <ATen/ops/ne.h>
 #include <ATen/ops/norm_meta.h>
 #include <ATen/ops/norm_native.h>
+#include <ATen/ops/polar.h>
 #include <ATen/ops/prod_meta.h>
 #include <ATen/ops/renorm_meta.h>
 #include <ATen/ops/renorm_native.h>
@@ -348,6 +351,33 @@ void run_problem(const Problem& p, const at::Tensor& out, const Reduction& r) {
 // Reduces `self` over `reduced` dims into `out` (contiguous, in kept-dim order).
 void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tensor& out,
                 const Reduction& r) {
+  if (self.is_complex()) {
+    // Complex elements reach a real reduction through their magnitude (the p-norms) or through
+    // being nonzero (count_nonzero, the 0-norm); sums and means of complex tensors reduce their
+    // real view (complex_reduce).
+    if (r.map == Map::kAbs || r.map == Map::kSquare || r.map == Map::kPow) {
+      run_problem(make_problem(at::abs(self), reduced), out, r);
+      return;
+    }
+    if (r.op == Op::kProd && r.map == Map::kNone && out.is_complex() && !r.divide) {
+      // A complex product in polar form: its magnitude is the product of the magnitudes, its
+      // angle the sum of the angles (zero factors give 0).
+      const at::Tensor x = self.resolve_conj().resolve_neg();
+      at::Tensor mag =
+          at::empty(out.sizes(), out.options().dtype(c10::toRealValueType(out.scalar_type())));
+      at::Tensor ang = at::empty_like(mag);
+      run_problem(make_problem(at::abs(x), reduced), mag, Reduction{Op::kProd});
+      run_problem(make_problem(at::angle(x), reduced), ang, Reduction{Op::kSum});
+      out.copy_(at::polar(mag, ang));
+      return;
+    }
+    TORCH_CHECK_NOT_IMPLEMENTED(r.map == Map::kNonzero,
+                                "torch-ocl: this reduction of a complex tensor is not implemented "
+                                "on the ocl device yet (docs/complex.md lists the complex ops); "
+                                "compute it on the CPU (.cpu())");
+    run_problem(make_problem(self.ne(0), reduced), out, r);
+    return;
+  }
   run_problem(make_problem(self, reduced), out, r);
 }
 void run_reduce(const at::Tensor& self, std::bitset<64> reduced, const at::Tensor& out, Op op,
@@ -409,7 +439,11 @@ bool complex_reduce(const at::Tensor& out, const at::Tensor& self, at::OptionalI
   TORCH_CHECK(out.is_complex(), "sum/mean of a complex tensor into a real dtype ",
               out.scalar_type(), " is not supported; take torch.real first");
   at::Tensor x = self.is_complex() ? self.resolve_conj().resolve_neg() : self.to(out.scalar_type());
-  run_reduce(at::view_as_real(x), dims_mask(self, dims), at::view_as_real(out), Op::kSum, mean);
+  // A 0-d tensor's dim 0 (or -1) names no dimension of its own; in the real view it would name
+  // the (real, imaginary) pair.
+  std::bitset<64> mask = dims_mask(self, dims);
+  if (self.dim() == 0) mask.reset();
+  run_reduce(at::view_as_real(x), mask, at::view_as_real(out), Op::kSum, mean);
   return true;
 }
 

@@ -7,9 +7,13 @@
 #include <ATen/native/ReduceOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_logcumsumexp_native.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/angle.h>
 #include <ATen/ops/cumprod_native.h>
 #include <ATen/ops/cumsum_native.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/polar.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -212,11 +216,29 @@ void scan_into(const at::Tensor& result, const at::Tensor& self, int64_t dim, Sc
 void cumsum_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim) {
   TORCH_CHECK_NOT_IMPLEMENTED(result.scalar_type() != at::kBool,
                               "\"cumsum_out_cpu\" not implemented for 'Bool'");
+  if (result.is_complex()) {
+    // The real and imaginary parts are summed independently: a real scan of the (..., 2) view,
+    // along the same dim.
+    const at::Tensor x = self.resolve_conj().resolve_neg();
+    scan_into(at::view_as_real(result), at::view_as_real(x), dim, ScanOp::kSum);
+    return;
+  }
   scan_into(result, self, dim, ScanOp::kSum);
 }
 void cumprod_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim) {
   TORCH_CHECK_NOT_IMPLEMENTED(result.scalar_type() != at::kBool,
                               "\"cumprod_out_cpu\" not implemented for 'Bool'");
+  if (result.is_complex()) {
+    // In polar form: the running products of the magnitudes and running sums of the angles.
+    const at::Tensor x = self.resolve_conj().resolve_neg();
+    at::Tensor mag =
+        at::empty(self.sizes(), result.options().dtype(c10::toRealValueType(result.scalar_type())));
+    at::Tensor ang = at::empty_like(mag);
+    scan_into(mag, at::abs(x), dim, ScanOp::kProd);
+    scan_into(ang, at::angle(x), dim, ScanOp::kSum);
+    result.copy_(at::polar(mag, ang));
+    return;
+  }
   scan_into(result, self, dim, ScanOp::kProd);
 }
 
@@ -225,6 +247,10 @@ void cumprod_kernel(const at::Tensor& result, const at::Tensor& self, int64_t di
 // self to the out's dtype first; an internal _logcumsumexp.out call that does not is computed in
 // the out's dtype (the CPU's kernel would write self's dtype into it).
 void logcumsumexp_kernel(at::Tensor& result, const at::Tensor& self_in, int64_t dim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      !self_in.is_complex() && !result.is_complex(),
+      "torch-ocl: logcumsumexp of a complex tensor is not implemented on ",
+      "the ocl device yet (docs/complex.md); compute it on the CPU (.cpu())");
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self_in.scalar_type()),
                               "\"logcumsumexp_out_cpu\" not implemented for '",
                               c10::toString(self_in.scalar_type()), "'");

@@ -1,19 +1,20 @@
 // The scatter family: gather, scatter (src, value, reduce), scatter_add, scatter_reduce,
-// index_add, index_reduce, index_copy, index_fill, all on launch_indexed (ops/Index.h, kernels/index.cl).
+// index_add, index_reduce, index_copy, index_fill, all on launch_indexed (ops/Index.h,
+// kernels/index.cl).
 //
 // gather, scatter*, scatter_reduce and index_copy are structured in ATen and their generic
 // implementations (at::native::structured_<op>) call DispatchStubs: they are registered here as
 // ATen's meta function + ATen's impl (Structured.h), with our kernels behind the stubs, so the
 // argument checks, the include_self / mean handling of scatter_reduce and the CPU's errors are
 // ATen's. index_add's and index_reduce's implementations in ATen are CPU-only (they read the
-// indices on the host), so theirs are ours behind ATen's meta functions. index_fill_ is ATen's native function on our
-// stub. Duplicate indices with a reduction combine every contribution (atomic updates; in the
-// CPU's order under deterministic algorithms, ops/IndexOrdered.cpp); an index out of range is
-// raised at the next host wait (runtime/DeviceError.h).
+// indices on the host), so theirs are ours behind ATen's meta functions. index_fill_ is ATen's
+// native function on our stub. Duplicate indices with a reduction combine every contribution
+// (atomic updates; in the CPU's order under deterministic algorithms, ops/IndexOrdered.cpp); an
+// index out of range is raised at the next host wait (runtime/DeviceError.h).
 #include <ATen/Dispatch.h>
 #include <ATen/MemoryOverlap.h>
-#include <ATen/core/op_registration/adaption.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/IndexKernel.h>
 #include <ATen/native/ReductionType.h>
 #include <ATen/native/TensorAdvancedIndexing.h>
@@ -23,10 +24,10 @@
 #include <ATen/ops/index_fill_native.h>
 #include <ATen/ops/index_reduce_meta.h>
 #include <ATen/ops/ones_like.h>
-#include <ATen/ops/zeros_like.h>
 #include <ATen/ops/scatter_add_native.h>
 #include <ATen/ops/scatter_native.h>
 #include <ATen/ops/scatter_reduce_native.h>
+#include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
 #include <limits>
@@ -190,7 +191,8 @@ at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& i
   const at::Tensor v = value.to(self.scalar_type());
   const int64_t rank = target.dim();
   IndexSpace s;
-  for (int64_t d = rank - 1; d >= 0; --d) s.sizes.push_back(d == dim ? index.numel() : target.size(d));
+  for (int64_t d = rank - 1; d >= 0; --d)
+    s.sizes.push_back(d == dim ? index.numel() : target.size(d));
   s.a = {target, nullptr, operand_strides(target, rank, dim)};
   s.b = {v, nullptr, std::vector<int64_t>(static_cast<size_t>(rank), 0)};
   std::vector<int64_t> idx_strides(static_cast<size_t>(rank), 0);
@@ -221,14 +223,13 @@ void scatter_value_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
 }
 void scatter_reduce_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
                       const at::Tensor& index, const at::Tensor& src, std::string_view reduce) {
-  AtenImpl<at::native::structured_scatter_reduce_out>().impl(self, dim, index, src, reduce,
-                                                             out[0]);
+  AtenImpl<at::native::structured_scatter_reduce_out>().impl(self, dim, index, src, reduce, out[0]);
 }
 void scatter_value_reduce_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
                             const at::Tensor& index, const at::Scalar& value,
                             std::string_view reduce) {
-  AtenImpl<at::native::structured_scatter_value_reduce_out>().impl(self, dim, index, value,
-                                                                   reduce, out[0]);
+  AtenImpl<at::native::structured_scatter_value_reduce_out>().impl(self, dim, index, value, reduce,
+                                                                   out[0]);
 }
 void scatter_add_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
                    const at::Tensor& index, const at::Tensor& src) {
@@ -243,8 +244,8 @@ void scatter_reduce_two_k(const Outputs<1>& out, const at::Tensor& self, int64_t
 void index_copy_k(const Outputs<1>& out, const at::Tensor& self, int64_t dim,
                   const at::Tensor& index, const at::Tensor& source) {
   // The impl takes the dim as ATen's precomputed meta returns it: wrapped.
-  AtenImpl<at::native::structured_index_copy_out>().impl(
-      self, at::maybe_wrap_dim(dim, self.dim()), index, source, out[0]);
+  AtenImpl<at::native::structured_index_copy_out>().impl(self, at::maybe_wrap_dim(dim, self.dim()),
+                                                         index, source, out[0]);
 }
 
 bool is_one(const at::Scalar& s) {

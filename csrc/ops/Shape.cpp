@@ -75,15 +75,23 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   TORCH_INTERNAL_ASSERT(out.dim() == in.dim() && static_cast<size_t>(out.dim()) == dims.size());
   TORCH_INTERNAL_ASSERT(out.scalar_type() == in.scalar_type());
   if (out.numel() == 0) return;
+  // 16-byte elements (complex128) have no kernel type: their two 8-byte halves are one more,
+  // innermost, dim (zero fill only: the halves of a fill value differ).
+  const bool halves = out.itemsize() == 16;
+  TORCH_CHECK_NOT_IMPLEMENTED(!halves || fill == nullptr, "torch-ocl: filling ", out.scalar_type(),
+                              " elements with a value in this shape op is not supported on the "
+                              "ocl device yet");
+  const int64_t scale = halves ? 2 : 1;
   // Innermost first: dim 0 of the kernel is the tensor's last dim.
   std::vector<Dim> v;
   const int64_t rank = out.dim();
+  if (halves) v.push_back(Dim{2, 1, 2, 1, 0, RemapMode::kShift, 0});
   for (int64_t d = rank - 1; d >= 0; --d) {
     int role = 0;
     if (tri != Triangle::kNone && d == rank - 2) role = 1;
     if (tri != Triangle::kNone && d == rank - 1) role = 2;
-    v.push_back(Dim{out.size(d), out.stride(d), in.size(d), in.stride(d), dims[d].offset,
-                    dims[d].mode, role});
+    v.push_back(Dim{out.size(d), out.stride(d) * scale, in.size(d), in.stride(d) * scale,
+                    dims[d].offset, dims[d].mode, role});
   }
   // Size-1 identity dims add nothing; walking the output in memory order keeps writes local
   // (channels_last), and neighbouring identity dims that are one dim in both tensors merge.
@@ -119,14 +127,15 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   }
   c10::DeviceGuard guard(out.device());
   const int device = out.device().index();
-  const size_t itemsize = out.itemsize();
+  const size_t itemsize = halves ? 8 : out.itemsize();
   const FillBits zero;
   // Runs of up to `chunk` elements along dim 0 per work-item (kernels/shape.cl).
   const int64_t chunk = static_cast<int64_t>(device_profile(device).stream_chunk);
   KernelLaunch l(
       get_kernel(device, "shape.cl", "remap",
                  std::string("-DT=") + bits_tag(itemsize) + " -DCHUNK=" + std::to_string(chunk)));
-  l.arg(static_cast<cl_ulong>(out.numel()));
+  const int64_t total = out.numel() * scale;  // kernel elements (halves of 16-byte ones)
+  l.arg(static_cast<cl_ulong>(total));
   l.buffer(buffer_of(out), itemsize).buffer(buffer_of(in), itemsize);
   l.arg(static_cast<cl_int>(merged.size()));
   l.arg(long8_of(merged, &Dim::osize)).arg(long8_of(merged, &Dim::ostride));
@@ -136,7 +145,7 @@ void launch_remap(const at::Tensor& out, const at::Tensor& in, const std::vector
   l.arg(static_cast<cl_int>(tri)).arg(static_cast<cl_long>(k));
   l.arg(row_dim).arg(col_dim);
   const int64_t s0 = merged[0].osize;
-  l.enqueue1d(device, static_cast<size_t>(out.numel() / s0 * ((s0 + chunk - 1) / chunk)),
+  l.enqueue1d(device, static_cast<size_t>(total / s0 * ((s0 + chunk - 1) / chunk)),
               chunk > 1 ? kChunkLws : kLws);
 }
 

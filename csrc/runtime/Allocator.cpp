@@ -515,6 +515,14 @@ BufferRef buffer_at(const void* device_ptr) {
 }
 
 BufferRef buffer_of(const at::TensorBase& t) {
+  // Ops whose registration has no device check of its own (ATen's generated wrappers check only
+  // for CUDA) reach here with the caller's CPU tensor: name the problem as PyTorch does.
+  TORCH_CHECK(
+      !t.defined() || t.device().type() == c10::DeviceType::PrivateUse1,
+      "Expected all tensors to be on the same device, but found at least two devices, ",
+      c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(current_device())),
+      " and ", t.device(), "! (torch-ocl: an ocl op was given a tensor on ", t.device(),
+      "; move it with .to(\"ocl\"), or the ocl tensors to ", t.device(), ")");
   const c10::Storage& storage = t.storage();
   const c10::DataPtr& dp = storage.data_ptr();
   auto* b = static_cast<Block*>(dp.get_context());

@@ -230,6 +230,24 @@ UNARY = {
     "isinf": torch.isinf,
     "real": lambda x: torch.real(x).clone(),
     "imag": lambda x: torch.imag(x).clone(),
+    "asin": torch.asin,
+    "acos": torch.acos,
+    "atan": torch.atan,
+    "asinh": torch.asinh,
+    "acosh": torch.acosh,
+    "atanh": torch.atanh,
+    "expm1": torch.expm1,
+    "log1p": torch.log1p,
+    "exp2": torch.exp2,
+    "sinc": torch.sinc,
+    "silu": torch.nn.functional.silu,
+    "logical_not": torch.logical_not,
+    "small_expm1": lambda x: torch.expm1(x * 1e-4),
+    "small_log1p": lambda x: torch.log1p(x * 1e-4),
+    "small_asin": lambda x: torch.asin(x * 1e-4),
+    "small_atanh": lambda x: torch.atanh(x * 1e-4),
+    "large_asinh": lambda x: torch.asinh(x * 1e3),
+    "large_acosh": lambda x: torch.acosh(x * 1e3),
 }
 BINARY = {
     "add": torch.add,
@@ -246,6 +264,13 @@ BINARY = {
     "where": lambda a, b: torch.where(a.real > 0, a, b),
     "addcmul": lambda a, b: torch.addcmul(a, a, b, value=0.5j),
     "addcdiv": lambda a, b: torch.addcdiv(a, a, b, value=2),
+    "logaddexp": torch.logaddexp,
+    "lerp_scalar": lambda a, b: torch.lerp(a, b, 0.3 + 0.2j),
+    "lerp_scalar_far": lambda a, b: torch.lerp(a, b, 0.9 - 0.1j),
+    "lerp_tensor": lambda a, b: torch.lerp(a, b, b * 0.3),
+    "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or,
+    "logical_xor": lambda a, b: torch.logical_xor(a, b * (b.real > 0)),
 }
 
 
@@ -287,7 +312,8 @@ SPECIAL = torch.tensor(
 
 
 @pytest.mark.parametrize("name", ["neg", "conj_physical", "abs", "angle", "isnan", "isfinite",
-                                  "isinf", "real", "imag", "sgn", "exp", "sqrt"])  # fmt: skip
+                                  "isinf", "real", "imag", "sgn", "exp", "sqrt",
+                                  "logical_not"])  # fmt: skip
 def test_unary_nan_inf(name):
     fn = UNARY[name]
     c = SPECIAL
@@ -334,7 +360,11 @@ def test_polar_complex_inplace_and_out(dtype):
 def test_unsupported_op_error_is_clear():
     o = make_complex((3,), torch.complex64).to(DEVICE)
     with pytest.raises(NotImplementedError, match="not implemented for complex dtype"):
-        torch.asinh(o)  # no complex form in the op table yet
+        torch.logit(o)  # the CPU has no complex form either, and the message names complex
+    with pytest.raises(NotImplementedError, match="logcumsumexp of a complex tensor"):
+        torch.logcumsumexp(o, 0)
+    with pytest.raises(NotImplementedError, match="reduction of a complex tensor"):
+        torch.amax(o)
     assert_ocl_close(o + 1, o.cpu() + 1)  # the process stays usable
 
 
@@ -451,3 +481,202 @@ def test_complex_ops_add_no_host_wait():
     _ = torch.polar(y, y)
     assert torch.ocl.host_wait_count() == before
     assert z.is_complex()
+
+
+# --- ops that reach complex tensors through their real view or their magnitude --------------
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_zero_dim_reductions_over_dim(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((), dtype)
+    for fn in (
+        lambda x: x.sum(0),
+        lambda x: x.sum(-1, keepdim=True),
+        lambda x: x.mean(0),
+        lambda x: torch.logsumexp(x, 0),
+    ):
+        _close(fn(c.to(DEVICE)), fn(c), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_nonzero_count_and_norms(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((6, 9), dtype)
+    c[1, 2] = 0
+    c[3] = 0
+    c[4, 4] = complex(0, 2)  # real part 0: still nonzero
+    c[5, 5] = complex(-1.5, 0)
+    o = c.to(DEVICE)
+    assert_ocl_close(torch.nonzero(o), torch.nonzero(c), exact=True)
+    assert_ocl_close(torch.argwhere(o.t()), torch.argwhere(c.t()), exact=True)
+    assert_ocl_close(torch.count_nonzero(o, 1), torch.count_nonzero(c, 1), exact=True)
+    for ord in (0, 1, 2, 3.5, float("inf"), -float("inf")):
+        _close(torch.linalg.vector_norm(o, ord, dim=1), torch.linalg.vector_norm(c, ord, dim=1),
+               dtype)  # fmt: skip
+    _close(torch.linalg.matrix_norm(o), torch.linalg.matrix_norm(c), dtype)
+    _close(torch.nn.functional.normalize(o, dim=0), torch.nn.functional.normalize(c, dim=0), dtype)
+    nan = c.clone()
+    nan[0, 0] = complex(NAN, 1)
+    nan[2, 1] = complex(INF, 0)
+    expected = torch.linalg.vector_norm(nan, dim=1)
+    got = torch.linalg.vector_norm(nan.to(DEVICE), dim=1)
+    assert_ocl_close(got, expected, equal_nan=True, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_prod_cumprod(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((4, 9), dtype, scale=0.8)
+    c[1, 3] = 0  # a zero factor
+    c[2, 0] = complex(-1.25, 0)  # on the negative real axis
+    o = c.to(DEVICE)
+    expected = c.to(torch.complex128)
+    _close(torch.prod(o), torch.prod(expected).to(dtype), dtype)
+    for dim in (0, 1):
+        _close(torch.prod(o, dim), torch.prod(expected, dim).to(dtype), dtype)
+        _close(torch.cumprod(o, dim), torch.cumprod(expected, dim).to(dtype), dtype)
+    _close(torch.cumprod(o.conj(), 1), torch.cumprod(expected.conj(), 1).to(dtype), dtype)
+    _close(torch.linalg.vander(o[0], N=5), torch.linalg.vander(expected[0], N=5).to(dtype), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_cumsum(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((5, 37), dtype)
+    for dim in (0, 1):
+        _close(torch.cumsum(c.to(DEVICE), dim), torch.cumsum(c, dim), dtype)
+    _close(torch.cumsum(c.to(DEVICE).conj(), 1), torch.cumsum(c.conj(), 1), dtype)
+    _close(torch.cumsum(c.to(DEVICE).t(), 0), torch.cumsum(c.t(), 0), dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_indexed_sums_and_fills(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((7, 5), dtype)
+    src = make_complex((4, 5), dtype, seed=3)
+    idx = torch.tensor([0, 6, 0, 3])  # a repeated index
+    o = c.to(DEVICE)
+    _close(o.index_add(0, idx.to(DEVICE), src.to(DEVICE), alpha=2),
+           c.index_add(0, idx, src, alpha=2), dtype)  # fmt: skip
+    _close(o.index_fill(1, torch.tensor([1, 3]).to(DEVICE), 2 - 1j),
+           c.index_fill(1, torch.tensor([1, 3]), 2 - 1j), dtype)  # fmt: skip
+    sidx = torch.randint(0, 7, (4, 5), generator=torch.Generator().manual_seed(1))
+    _close(o.scatter_add(0, sidx.to(DEVICE), src.to(DEVICE)), c.scatter_add(0, sidx, src), dtype)
+    _close(o.scatter(0, sidx.to(DEVICE), 0.5j), c.scatter(0, sidx, 0.5j), dtype)
+    flat = torch.tensor([1, 33, 1, 7])
+    _close(o.put(flat.to(DEVICE), src[0, :4].to(DEVICE), accumulate=True),
+           c.put(flat, src[0, :4], accumulate=True), dtype)  # fmt: skip
+    v = o.clone()
+    v[torch.tensor([2, 2, 5]).to(DEVICE)] += 1j
+    w = c.clone()
+    w[torch.tensor([2, 2, 5])] += 1j
+    _close(v, w, dtype)
+    with pytest.raises(NotImplementedError, match="complex alpha"):
+        o.index_add(0, idx.to(DEVICE), src.to(DEVICE), alpha=1j)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_unfold_fold(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((2, 3, 6, 7), dtype)
+    cols = torch.nn.functional.unfold(c, 3, padding=1, stride=2)
+    _close(torch.nn.functional.unfold(c.to(DEVICE).conj(), 3, padding=1, stride=2), cols.conj(),
+           dtype)  # fmt: skip
+    _close(torch.nn.functional.fold(cols.to(DEVICE), (6, 7), 3, padding=1, stride=2),
+           torch.nn.functional.fold(cols, (6, 7), 3, padding=1, stride=2), dtype)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_shape_ops_of_16_byte_elements(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((3, 5, 6), dtype)
+    o = c.to(DEVICE)
+    for fn in (
+        torch.tril,
+        lambda x: torch.triu(x.mT, 1),
+        lambda x: torch.flip(x, [1]),
+        lambda x: torch.roll(x, 2, 2),
+        lambda x: torch.cat([x, x[:, :2]], 1),
+        lambda x: torch.nn.functional.pad(x, (1, 2)),
+    ):
+        assert_ocl_close(fn(o), fn(c), exact=True)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_matrix_exp(dtype):
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    c = make_complex((3, 4, 4), dtype, scale=0.7)
+    expected = torch.linalg.matrix_exp(c.to(torch.complex128)).to(dtype)
+    _close(torch.linalg.matrix_exp(c.to(DEVICE)), expected, dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_lu_family_native(dtype):
+    """LU, its solves, triangular solves (conjugate transposes too), det/slogdet, inverse, and the
+    Cholesky solves from a given factor: kernels/linalg.cl's complex forms."""
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    a = make_complex((3, 6, 6), dtype) + 3 * torch.eye(6, dtype=dtype)
+    b = make_complex((3, 6, 2), dtype, seed=1)
+    o, ob = a.to(DEVICE), b.to(DEVICE)
+    lu, piv = torch.linalg.lu_factor(a)
+    olu, opiv = torch.linalg.lu_factor(o)
+    assert_ocl_close(opiv, piv, exact=True)  # the same pivots as LAPACK (|re| + |im|)
+    _close(olu, lu, dtype)
+    for adjoint in (False, True):
+        _close(torch.linalg.lu_solve(olu, opiv, ob, adjoint=adjoint),
+               torch.linalg.lu_solve(lu, piv, b, adjoint=adjoint), dtype)  # fmt: skip
+    _close(torch.linalg.solve(o, ob), torch.linalg.solve(a, b), dtype)
+    _close(torch.linalg.solve(o, ob.mT, left=False), torch.linalg.solve(a, b.mT, left=False), dtype)
+    _close(torch.linalg.inv(o), torch.linalg.inv(a), dtype)
+    _close(torch.linalg.det(o), torch.linalg.det(a), dtype)
+    sign, logabs = torch.linalg.slogdet(o)
+    esign, elogabs = torch.linalg.slogdet(a)
+    _close(sign, esign, dtype)
+    tol = 2e-5 if dtype == torch.complex64 else 1e-10
+    assert_ocl_close(logabs, elogabs, rtol=tol, atol=tol)
+    for upper in (False, True):
+        t = a.triu() if upper else a.tril()
+        for left in (False, True):
+            rhs = b if left else b.mT
+            got = torch.linalg.solve_triangular(
+                t.to(DEVICE), rhs.to(DEVICE), upper=upper, left=left
+            )
+            _close(got, torch.linalg.solve_triangular(t, rhs, upper=upper, left=left), dtype)
+        # the conjugate transpose of a factor, as a view: ATen passes it as ConjTranspose
+        _close(torch.linalg.solve_triangular(t.to(DEVICE).mH, b.to(DEVICE), upper=not upper),
+               torch.linalg.solve_triangular(t.mH, b, upper=not upper), dtype)  # fmt: skip
+    h = a @ a.mH
+    fac = torch.linalg.cholesky(h)
+    for upper in (False, True):
+        f = fac.mH if upper else fac
+        _close(torch.cholesky_solve(ob, f.to(DEVICE), upper=upper),
+               torch.cholesky_solve(b, f, upper=upper), dtype)  # fmt: skip
+        _close(torch.cholesky_inverse(f.to(DEVICE), upper=upper),
+               torch.cholesky_inverse(f, upper=upper), dtype)  # fmt: skip
+    singular = a.clone()
+    singular[0, :, 2] = 0
+    info = torch.linalg.lu_factor_ex(singular.to(DEVICE)).info
+    assert_ocl_close(info, torch.linalg.lu_factor_ex(singular).info, exact=True)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=dtype_id)
+def test_linalg_runs_on_the_cpu_as_a_fallback(dtype):
+    """Complex linear algebra runs the CPU's LAPACK kernels, as a counted fallback: refused when
+    the fallback raises (tests/ops), equal to the CPU when it runs."""
+    skip_unsupported(torch.float64 if dtype == torch.complex128 else dtype)
+    a = make_complex((3, 5, 5), dtype) + 4 * torch.eye(5, dtype=dtype)
+    b = make_complex((3, 5, 2), dtype, seed=1)
+    o, ob = a.to(DEVICE), b.to(DEVICE)
+    h = a @ a.mH
+    with pytest.raises(NotImplementedError, match="has no native ocl kernel"):
+        torch.linalg.cholesky(h.to(DEVICE))
+    with torch.ocl.fallback_mode("silent"):
+        _close(torch.linalg.lstsq(o, ob).solution, torch.linalg.lstsq(a, b).solution, dtype)
+        _close(torch.linalg.cholesky(h.to(DEVICE)), torch.linalg.cholesky(h), dtype)
+        _close(torch.linalg.svdvals(o), torch.linalg.svdvals(a), dtype)
+        _close(torch.linalg.eigvalsh(h.to(DEVICE)), torch.linalg.eigvalsh(h), dtype)
+        q, r = torch.linalg.qr(o)
+        _close(q @ r, o.cpu(), dtype)
+        counts = dict(torch.ocl.fallback_counts())
+    assert any("complex" in name.lower() for name in counts), counts

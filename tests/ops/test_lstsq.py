@@ -1,8 +1,8 @@
 """torch.linalg.lstsq on the ocl device (csrc/ops/Lstsq.cpp: ATen's linalg_lstsq with the 'gels'
 driver on the native QR kernels, as on CUDA) against PyTorch on the CPU in float64: tall, square
 and wide full-rank systems, batches with broadcasting, vector right-hand sides, empty sizes,
-float32, the gradient, a single host wait (ATen's info check, as on CUDA); and the CPU-only drivers handed to the CPU fallback, which
-tests/ops sets to raise.
+float32, the gradient, a single host wait (ATen's info check, as on CUDA); and the CPU-only
+drivers handed to the CPU fallback, which tests/ops sets to raise.
 """
 
 from __future__ import annotations
