@@ -252,6 +252,20 @@ class Staging:
         the mappings ended and the copies back were enqueued, or fails with Gloo's error."""
         return _work(self.finish_future(work, value), self)
 
+    def finish_now(self, work, value: list[torch.Tensor]):
+        """For a synchronous call: waits for Gloo's `work` here, ends the transfer (unmaps,
+        copies back) and returns a completed work; raises Gloo's error (with torch-ocl's
+        account of the tensors) if it failed."""
+        try:
+            work.wait()
+        except Exception as exc:
+            self.error = self._error(exc)
+            raise self.error from exc
+        self._copy_back()
+        future = torch.futures.Future()
+        future.set_result(value)
+        return _work(future, self)
+
     def finish_future(self, work, value: list[torch.Tensor]) -> torch.futures.Future:
         """finish()'s future."""
         try:

@@ -43,11 +43,15 @@ class _Call:
         self.st = Staging(name, pg.rank(), pg.size(), pg, waits)
         self.rank = pg.rank()
 
-    def issue(self, value, defer, call):
+    def issue(self, value, async_op, call, defer=None):
         """Waits for the device and calls Gloo: `call()` runs the c10d op on the host tensors and
-        returns its boxed work. `defer`: the call is asynchronous, so the wait and the Gloo call
-        may run on the issuer's thread. Returns the boxed work for `value` (the ocl tensors)."""
+        returns its boxed work. `async_op`: whether the caller waits for the work later; if not,
+        the call waits for Gloo here and ends the transfer before returning (no hand-over
+        between threads). `defer` (default: `async_op`): the wait for the device and the Gloo
+        call may run on the issuer's thread. Returns the boxed work for `value` (the ocl
+        tensors)."""
         st, issuer = self.st, self.issuer
+        defer = async_op if defer is None else defer
         if issuer is None or (not (defer and _issuer.enabled()) and issuer.run_inline()):
             try:
                 st.wait_for_reads()
@@ -55,7 +59,9 @@ class _Call:
             finally:
                 if issuer is not None:
                     issuer.done()
-            return st.finish(work, value).boxed()
+            if async_op:
+                return st.finish(work, value).boxed()
+            return st.finish_now(work, value).boxed()
         st.record_reads()  # behind this call's copies and maps, not the caller's later work
         future = torch.futures.Future()
 
@@ -296,28 +302,29 @@ def monitored_barrier_(tensor, pg, device_ids, timeout, wait_all_ranks):
         raise outcome[0]
 
 
-# Point-to-point calls are issued on the caller's thread (in order with the issuer's calls).
+# Point-to-point calls are issued on the caller's thread (in order with the issuer's calls), as
+# asynchronous ones: a send and a receive posted together must not wait for each other.
 
 
 def send(tensors, pg, dst, tag):
     c = _Call("send", pg)
     host = [c.st.read(t) for t in tensors]
     op = _c10d.send.default
-    return c.issue(list(tensors), False, lambda: op(host, c.hpg, dst, tag))
+    return c.issue(list(tensors), True, lambda: op(host, c.hpg, dst, tag), defer=False)
 
 
 def recv_(tensors, pg, src, tag):
     c = _Call("recv", pg, waits=False)
     host = [c.st.write(t) for t in tensors]
     op = _c10d.recv_.default
-    return c.issue(list(tensors), False, lambda: op(host, c.hpg, src, tag))
+    return c.issue(list(tensors), True, lambda: op(host, c.hpg, src, tag), defer=False)
 
 
 def recv_any_source_(tensors, pg, tag):
     c = _Call("recv", pg, waits=False)
     host = [c.st.write(t) for t in tensors]
     op = _c10d.recv_any_source_.default
-    return c.issue(list(tensors), False, lambda: op(host, c.hpg, tag))
+    return c.issue(list(tensors), True, lambda: op(host, c.hpg, tag), defer=False)
 
 
 KERNELS = {
