@@ -46,3 +46,9 @@ def test_environment_variable_is_checked(monkeypatch):
     monkeypatch.setenv(_transfer.ENV, "copy")
     assert _transfer.get_transfer_mode() == "copy"
     assert not _transfer.maps(torch.device("ocl", 0))
+    import torch_ocl
+
+    torch_ocl.distributed.set_transfer_mode("auto")
+    assert torch_ocl.distributed.get_transfer_mode() == "auto"
+    with pytest.raises(ValueError, match="'map'"):
+        torch_ocl.distributed.set_transfer_mode("mapped")
