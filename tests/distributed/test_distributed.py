@@ -81,11 +81,20 @@ def test_fsdp2_matches_single_process():
     _no_failures(launch.run("fsdp"))
 
 
-def test_killed_rank_fails_in_time():
-    (report, _) = launch.run("killed", expect_exit={1: 3})
+@pytest.mark.parametrize("transfer", ["copy", "map"])
+def test_killed_rank_fails_in_time(transfer):
+    """Copied tensors are written only after the collective succeeded: the error says they are
+    unchanged. Mapped ones are Gloo's working memory: the error says they may be partly
+    written (here they are unchanged: the peer died before sending anything)."""
+    env = {"TORCH_OCL_DISTRIBUTED_TRANSFER": transfer}
+    (report, _) = launch.run("killed", expect_exit={1: 3}, env=env)
     _no_failures([report])
     assert "all_reduce on rank 0 of 2 failed" in report["error"]
-    assert "ocl tensors hold what they held before the call" in report["error"]
+    if transfer == "copy":
+        assert "ocl tensors hold what they held before the call" in report["error"]
+    else:
+        assert "may hold partial results" in report["error"]
+        assert "TORCH_OCL_DISTRIBUTED_TRANSFER=copy" in report["error"]
     assert "rank 1 (process" in report["error"] and "no longer running" in report["error"]
     assert report["seconds"] < 30
 

@@ -11,7 +11,8 @@ tensors:
   ``oclgloo`` for ocl.
 
 The collectives themselves are torch-ocl's ocl kernels of the c10d ops (`collectives.py`), which
-stage tensors through pinned host memory (`_staging.py`) and run the group's Gloo backend.
+hand the tensors to the host - mapped, or copied through pinned host memory (`_staging.py`;
+`set_transfer_mode` chooses, `_transfer.py`) - and run the group's Gloo backend.
 
 `import torch` imports torch.distributed already in the torch versions torch-ocl supports, so
 registering costs nothing; where it does not, registration waits until torch.distributed is
@@ -24,12 +25,13 @@ import importlib.abc
 import importlib.machinery
 import sys
 
+from ._transfer import get_transfer_mode, set_transfer_mode
 from .process_group import NAME as BACKEND_NAME
 
 _C10D = "torch.distributed.distributed_c10d"
 _registered = False
 
-__all__ = ["BACKEND_NAME", "is_registered", "register"]
+__all__ = ["BACKEND_NAME", "get_transfer_mode", "is_registered", "register", "set_transfer_mode"]
 
 
 def is_registered() -> bool:

@@ -20,7 +20,10 @@ import weakref
 
 import torch
 
+from . import _issuer
+
 _HOST_GROUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ISSUERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # group -> Issuer or None
 _SERVED: set[int] = set()  # id() of every group served in this process (for the fork check)
 _INHERITED: set[int] = set()  # ...and of those served before this process was forked
 
@@ -37,6 +40,23 @@ def _backend_for_ocl(pg, op_name: str):
         'init_process_group("cpu:gloo,ocl:oclgloo") or init_process_group() (the default for '
         "ocl is oclgloo), or new_group(backend=...) with one of these"
     )
+
+
+def _serves_ocl_only(pg, backend) -> bool:
+    """Whether `backend` (the one serving `pg`'s ocl tensors) serves no CPU tensors of `pg`:
+    then torch-ocl's kernels are its only callers."""
+    try:
+        cpu = pg._get_backend(torch.device("cpu"))
+    except RuntimeError:
+        return True
+    return cpu is not backend  # both wrappers alive: the same backend gives the same object
+
+
+def issuer_for(pg):
+    """The `_issuer.Issuer` through which every call on `pg`'s ocl backend goes, or None where
+    calls are issued on the caller's thread (the backend serves CPU tensors too). Call
+    `host_group_for(pg)` first."""
+    return _ISSUERS.get(pg)
 
 
 def host_group_for(pg, op_name: str):
@@ -58,6 +78,7 @@ def host_group_for(pg, op_name: str):
         host.bound_device_id = pg.bound_device_id
     host._register_backend(torch.device("cpu"), kind, backend)
     _announce(pg)
+    _ISSUERS[pg] = _issuer.Issuer(str(id(pg))) if _serves_ocl_only(pg, backend) else None
     _HOST_GROUPS[pg] = host
     _SERVED.add(id(pg))
     return host
