@@ -28,8 +28,8 @@
 //   2 (rows, q first): cols == 1, dim 0 = q (the first passes, p small: neighbouring reads),
 //     dim 1 = (row, k).
 // The host launches exact grids (a bounds test on dimension 0 keeps PoCL from vectorising the
-// work-group's loop: 2x slower): dimension 0 in work-groups of a power of two, the rest of it in a
-// second launch from lane0 with work-groups of 1 along it.
+// work-group's loop: 2x slower): dimension 0 in work-groups of a power of two l0, and where l0
+// does not divide it, a second launch of its last l0 lanes from lane0.
 //
 // The input's rows: row b = b1 * rows2 + b2 starts at b1 * in_sb1 + b2 * in_sb2, its elements
 // in_sn apart and its columns in_sc apart (the first pass reads a strided input in place); the

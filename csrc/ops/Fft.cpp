@@ -226,9 +226,11 @@ void fft_lines(const Lines& in, const at::Tensor& out, bool inverse, double scal
     if (unit) opts += " -DFFT_UNIT_LANE";
     if (scaled) opts += " -DFFT_SCALE";
     cl_kernel k = get_kernel(device, "fft.cl", "fft_pass", opts);
-    // An exact grid (kernels/fft.cl): dimension 0 in work-groups of the largest power of two
-    // within fft_lws, its remainder in a second launch with work-groups of 1 along it; dimension 1
-    // in work-groups of the largest power of two that divides it within what is left of fft_lws.
+    // An exact grid (kernels/fft.cl): dimension 0 in work-groups of l0, the largest power of two
+    // within fft_lws and n0; when l0 does not divide n0, a second launch runs the last l0 lanes
+    // (lanes n0 - l0 .. n0 - 1, some of them done by the first launch: they write the same values
+    // again, after it, on the same in-order queue). Dimension 1 in work-groups of the largest
+    // power of two that divides it within fft_lws / l0.
     size_t l0 = 1;
     while (l0 * 2 <= lws && static_cast<int64_t>(l0 * 2) <= n0) l0 *= 2;
     const int64_t n1 = (size1 * B + per - 1) / per;
@@ -239,10 +241,10 @@ void fft_lines(const Lines& in, const at::Tensor& out, bool inverse, double scal
     };
     const int64_t main0 = n0 - n0 % static_cast<int64_t>(l0);
     for (int part = 0; part < 2; ++part) {
-      const int64_t lane0 = part == 0 ? 0 : main0;
-      const int64_t extent = part == 0 ? main0 : n0 - main0;
+      const int64_t lane0 = part == 0 ? 0 : n0 - static_cast<int64_t>(l0);
+      const int64_t extent = part == 0 ? main0 : (main0 == n0 ? 0 : static_cast<int64_t>(l0));
       if (extent == 0) continue;
-      const size_t local[3] = {part == 0 ? l0 : 1, l1_for(part == 0 ? lws / l0 : lws), 1};
+      const size_t local[3] = {l0, l1_for(lws / l0), 1};
       const size_t global[3] = {static_cast<size_t>(extent), static_cast<size_t>(n1), 1};
       KernelLaunch launch(k);
       launch.buffer(buffer_of(src), real_size);
