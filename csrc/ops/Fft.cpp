@@ -221,8 +221,8 @@ void fft_lines(const Lines& in, const at::Tensor& out, bool inverse, double scal
     const int64_t size1 = layout == 0 ? count : (layout == 1 ? count / p : p);
     const bool unit = (layout == 0 ? sc : sn) == 1;
     const bool scaled = s == m - 1 && scale != 1.0;
-    std::string opts = base + " -DRADIX=" + std::to_string(R) +
-                       " -DFFT_LAYOUT=" + std::to_string(layout);
+    std::string opts =
+        base + " -DRADIX=" + std::to_string(R) + " -DFFT_LAYOUT=" + std::to_string(layout);
     if (unit) opts += " -DFFT_UNIT_LANE";
     if (scaled) opts += " -DFFT_SCALE";
     cl_kernel k = get_kernel(device, "fft.cl", "fft_pass", opts);
@@ -284,8 +284,8 @@ void fft_rows(const at::Tensor& x, const at::Tensor& out, bool inverse, double s
     return bluestein_rows(rows, out, inverse, scale);
   }
   const bool two = x.dim() == 3;
-  const Lines in{x,        two ? x.size(0) : B, two ? x.size(1) : 1, n, 1,
-                 x.stride(0), two ? x.stride(1) : 0, x.stride(-1), 1};
+  const Lines in{x,           two ? x.size(0) : B,   two ? x.size(1) : 1, n, 1,
+                 x.stride(0), two ? x.stride(1) : 0, x.stride(-1),        1};
   fft_lines(in, out.view({B, n, 1}), inverse, scale);
 }
 
