@@ -1,17 +1,43 @@
-// Fast Fourier transforms of complex rows (csrc/ops/Fft.cpp): Stockham autosort passes of radix
-// 2, 3, 4, 5, 7, 8, 11, 13, 16 (mixed), and the pre- and post-processing of real transforms.
+// Fast Fourier transforms of complex rows and columns (csrc/ops/Fft.cpp): Stockham autosort passes
+// of radix 2, 3, 4, 5, 7, 8, 11, 13, 16 (mixed), and the pre- and post-processing of real
+// transforms.
 //
-// A row of n complex values is transformed by one pass per radix R of n's factorisation, each
-// reading the previous pass's result and writing the next (out of place, in natural order at the
-// end: no bit reversal). Pass with radix R after radices whose product is p: work-item i of the
-// n / R butterflies of a row (k = i mod p) reads u[r] = x[i + r n / R], multiplies u[r] by the
-// twiddle w_{pR}^{r k}, takes the R-point DFT of u, and writes it to y[(i - k) R + k + r p].
-// Twiddles come from a table of w_n^t = exp(-2 pi i t / n), t < n (computed on the host in double,
-// one per length and dtype): w_{pR}^{rk} = w_n^{rk n / (pR)}, and an R-point DFT's constants are
-// w_n^{m n / R}. Inverse transforms conjugate them.
+// A transform of n complex values is one pass per radix R of n's factorisation, each reading the
+// previous pass's result and writing the next (out of place, in natural order at the end: no bit
+// reversal). Pass with radix R after radices whose product is p: butterfly i of the n / R of a
+// transform (i = q p + k, k < p) reads u[r] = x[i + r n / R], multiplies u[r] by the twiddle
+// w_{pR}^{r k}, takes the R-point DFT of u, and writes it to y[q p R + k + r p].
 //
-// Build options: -DCPLX_T=cfloat|cdouble, -DRADIX=<R> (fft_pass), -DFFT_INVERSE, -DPER_ITEM=<k>
-// (butterflies per work-item, from the device profile).
+// The arithmetic is on real scalars (a complex value is a pair of RT): a loop of vector-typed
+// (float2) operations is not vectorised across work-items by PoCL's work-group compiler, scalar
+// code is, which makes a pass about as fast as a copy on CPU devices.
+//
+// Twiddles come from a per-length table (computed in double on the host, one per length and
+// dtype): the pass with p keeps w_{pR}^{r k} at [r p + k] (r = 1..R-1, k < p: the passes' parts
+// tile [1, n) exactly), so the twiddles of neighbouring k are neighbours; the
+// R-th roots of unity of the radices without constants of their own (3, 5, 7, 11, 13) follow at
+// `wr_off`. Inverse transforms conjugate them.
+//
+// Layouts of a pass over a [rows, n, cols] view (FFT_LAYOUT, chosen by the host; work-items of
+// launch dimension 0 run together on vector lanes or in a warp, so that dimension walks
+// neighbouring addresses):
+//   0 (columns): dim 0 = column c (cols > 1: a transform along a non-innermost dimension, its
+//     columns side by side), dim 1 = (row, butterfly i);
+//   1 (rows, k first): cols == 1, dim 0 = k (reads and writes of neighbouring k are neighbours:
+//     p >= 8), dim 1 = (row, q);
+//   2 (rows, q first): cols == 1, dim 0 = q (the first passes, p small: neighbouring reads),
+//     dim 1 = (row, k).
+// The host launches exact grids (a bounds test on dimension 0 keeps PoCL from vectorising the
+// work-group's loop: 2x slower): dimension 0 in work-groups of a power of two l0, and where l0
+// does not divide it, a second launch of its last l0 lanes from lane0.
+//
+// The input's rows: row b = b1 * rows2 + b2 starts at b1 * in_sb1 + b2 * in_sb2, its elements
+// in_sn apart and its columns in_sc apart (the first pass reads a strided input in place); the
+// output is contiguous [rows, n, cols].
+//
+// Build options: -DCPLX_T=cfloat|cdouble, -DRADIX=<R> and -DFFT_LAYOUT=<0|1|2> (fft_pass),
+// -DFFT_INVERSE, -DPER_ITEM=<k> (butterflies a work-item takes along launch dimension 1, from the
+// device profile).
 
 #define CT REG_TYPE(CPLX_T)
 #define RT REG_TYPE(REAL_TAG(CPLX_T))
@@ -22,131 +48,214 @@
 #endif
 
 inline CT fft_mul(CT a, CT b) { return C2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
-// a * (-i) forward, a * i inverse: the rotation by w_4.
+
 #ifdef FFT_INVERSE
-#define ROT4(a) C2(-(a).y, (a).x)
-#define TW(t) C2(tw[t].x, -tw[t].y)
-#define W8_SIGN ((RT)1)
+#define TW_SIGN ((RT)1)
 #else
-#define ROT4(a) C2((a).y, -(a).x)
-#define TW(t) tw[t]
-#define W8_SIGN ((RT)-1)
+#define TW_SIGN ((RT)-1)
 #endif
 
 #ifdef RADIX
-// In-place 4-point DFT of v0..v3.
-#define DFT4(v0, v1, v2, v3)      \
-  do {                            \
-    const CT a0_ = v0 + v2;       \
-    const CT a1_ = v0 - v2;       \
-    const CT a2_ = v1 + v3;       \
-    const CT a3_ = ROT4(v1 - v3); \
-    v0 = a0_ + a2_;               \
-    v2 = a0_ - a2_;               \
-    v1 = a1_ + a3_;               \
-    v3 = a1_ - a3_;               \
+// Neighbouring work-items of dimension 0 read neighbouring values (FFT_UNIT_LANE): a stride known
+// to be 1 lets the compiler use vector loads instead of gathers.
+#ifdef FFT_UNIT_LANE
+#define LANE_STRIDE(s) 1
+#else
+#define LANE_STRIDE(s) (s)
+#endif
+#ifdef FFT_SCALE
+#define SCALED(v) ((v) * scale)
+#else
+#define SCALED(v) (v)
+#endif
+// (ar + i ai) *= (br + i bi), scalars.
+#define CMUL_(ar, ai, br, bi)                  \
+  do {                                         \
+    const RT m_br = (br), m_bi = (bi);         \
+    const RT m_r = (ar) * m_br - (ai) * m_bi;  \
+    (ai) = (ar) * m_bi + (ai) * m_br;          \
+    (ar) = m_r;                                \
   } while (0)
+// u[a] *= the forward root (c, -s) (c + i s inverse).
+#define ROOT_(a, c, s) CMUL_(ur[a], ui[a], (RT)(c), TW_SIGN * (RT)(s))
+// u[a] *= w_4 (-i forward, +i inverse).
+#define ROT4_(a)                \
+  do {                          \
+    const RT t_ = ur[a];        \
+    ur[a] = -TW_SIGN * ui[a];   \
+    ui[a] = TW_SIGN * t_;       \
+  } while (0)
+// In-place 4-point DFT of u[a], u[b], u[c], u[d].
+#define DFT4_(a, b, c, d)                                              \
+  do {                                                                 \
+    const RT s0r = ur[a] + ur[c], s0i = ui[a] + ui[c];                 \
+    const RT d0r = ur[a] - ur[c], d0i = ui[a] - ui[c];                 \
+    const RT s1r = ur[b] + ur[d], s1i = ui[b] + ui[d];                 \
+    /* w_4 (u_b - u_d) */                                              \
+    const RT d1r = -TW_SIGN * (ui[b] - ui[d]), d1i = TW_SIGN * (ur[b] - ur[d]); \
+    ur[a] = s0r + s1r;                                                 \
+    ui[a] = s0i + s1i;                                                 \
+    ur[c] = s0r - s1r;                                                 \
+    ui[c] = s0i - s1i;                                                 \
+    ur[b] = d0r + d1r;                                                 \
+    ui[b] = d0i + d1i;                                                 \
+    ur[d] = d0r - d1r;                                                 \
+    ui[d] = d0i - d1i;                                                 \
+  } while (0)
+#define H_ 0.707106781186547524400844362104849039
+#define C16_ 0.923879532511286756128183189396788933
+#define S16_ 0.382683432365089771728459984030398867
 
-// The input's rows: row b = b1 * rows2 + b2 starts at b1 * in_batch1 + b2 * in_batch2, its
-// elements in_stride apart (any layout of up to two batch dimensions, read in place); the output
-// is contiguous [rows, n].
-__kernel void fft_pass(__global const CT* in, ulong in_off, long in_stride, long in_batch1,
-                       long in_batch2, int rows2, __global CT* out, ulong out_off,
-                       __global const CT* tw, ulong tw_off, int n, int p, RT scale, long rows) {
+// Output r of the R-point DFT sits in u[OUT(r)].
+#if RADIX == 16
+#define OUT(r) (4 * ((r) & 3) + ((r) >> 2))
+#else
+#define OUT(r) (r)
+#endif
+
+__kernel void fft_pass(__global const RT* in, ulong in_off, long in_sn, long in_sc, long in_sb1,
+                       long in_sb2, int rows2, __global RT* out, ulong out_off,
+                       __global const RT* tw, ulong tw_off, int wr_off, int n, int p, int cols,
+                       RT scale, long rows, int lane0) {
   in += in_off;
   out += out_off;
   tw += tw_off;
-  const int count = n / RADIX;  // butterflies per row
-  const long b = get_global_id(1);
-  if (b >= rows) return;
-  const long b1 = b / rows2;
-  in += b1 * in_batch1 + (b - b1 * rows2) * in_batch2;
-  out += b * (long)n;
-  const int tw_step = n / (p * RADIX);  // w_{pR} = w_n^tw_step
-#if RADIX == 16
-  CT w16[10];  // w_16^m, m <= 9
+  const int count = n / RADIX;  // butterflies per transform
+#if FFT_LAYOUT == 0
+  const int c = lane0 + get_global_id(0);
+  const int size1 = count;
+  in += 2 * (long)c * LANE_STRIDE(in_sc);
+  out += 2 * (long)c;
+#elif FFT_LAYOUT == 1
+  const int k = lane0 + get_global_id(0);
+  const int size1 = count / p;
+#else
+  const int q = lane0 + get_global_id(0);
+  const int size1 = p;
+#endif
+#if RADIX != 2 && RADIX != 4 && RADIX != 8 && RADIX != 16
+  RT wrr[RADIX], wri[RADIX];  // w_R^m
 #pragma unroll
-  for (int m = 0; m < 10; ++m) w16[m] = TW(m * count);
-#elif RADIX != 2 && RADIX != 4 && RADIX != 8
-  CT wr[RADIX];  // w_R^m = w_n^{m n / R}
-#pragma unroll
-  for (int m = 0; m < RADIX; ++m) wr[m] = TW(m * count);
+  for (int m = 0; m < RADIX; ++m) {
+    wrr[m] = tw[2 * (wr_off + m)];
+    wri[m] = TW_SIGN * -tw[2 * (wr_off + m) + 1];
+  }
 #endif
   for (int t = 0; t < PER_ITEM; ++t) {
-    const int i = (int)get_global_id(0) * PER_ITEM + t;
-    if (i >= count) return;
-    const int k = i % p;
-    CT u[RADIX];
+    // Launch dimension 1 runs over (row, position): b = g / size1.
+    const long g = (long)get_global_id(1) * PER_ITEM + t;
+#if PER_ITEM > 1
+    if (g >= size1 * rows) return;
+#endif
+    const long b = g / size1;
+    const int g1 = (int)(g - b * size1);
+    const long b1 = b / rows2;
+    __global const RT* src = in + 2 * (b1 * in_sb1 + (b - b1 * rows2) * in_sb2);
+    __global RT* dst = out + 2 * b * n * (long)cols;
+#if FFT_LAYOUT == 0
+    const int q = g1 / p;
+    const int k = g1 - q * p;
+#elif FFT_LAYOUT == 1
+    const int q = g1;
+#else
+    const int k = g1;
+#endif
+    RT ur[RADIX], ui[RADIX];
 #pragma unroll
-    for (int r = 0; r < RADIX; ++r) u[r] = in[(long)(i + r * count) * in_stride];
+    for (int r = 0; r < RADIX; ++r) {
+#if FFT_LAYOUT == 0
+      const long a = 2 * (q * p + k + r * count) * in_sn;
+#else
+      const long a = 2 * (q * p + k + r * count) * LANE_STRIDE(in_sn);
+#endif
+      ur[r] = src[a];
+      ui[r] = src[a + 1];
+    }
     if (p > 1) {
 #pragma unroll
-      for (int r = 1; r < RADIX; ++r) u[r] = fft_mul(u[r], TW(r * k * tw_step));
+      for (int r = 1; r < RADIX; ++r) {
+        const int w = r * p + k;
+        CMUL_(ur[r], ui[r], tw[2 * w], -TW_SIGN * tw[2 * w + 1]);
+      }
     }
 #if RADIX == 2
-    const CT s = u[0] + u[1];
-    u[1] = u[0] - u[1];
-    u[0] = s;
+    {
+      const RT sr = ur[0] + ur[1], si = ui[0] + ui[1];
+      ur[1] = ur[0] - ur[1];
+      ui[1] = ui[0] - ui[1];
+      ur[0] = sr;
+      ui[0] = si;
+    }
 #elif RADIX == 4
-    DFT4(u[0], u[1], u[2], u[3]);
+    DFT4_(0, 1, 2, 3);
 #elif RADIX == 8
+    // Decimation in frequency: a_r = u_r + u_{r+4} (into u[2 r]) give the even outputs,
+    // (u_r - u_{r+4}) w_8^r (into u[2 r + 1]) the odd ones, each a 4-point DFT, which leaves
+    // output r in u[r].
     {
-      // Decimation in frequency: a_r = u_r + u_{r+4} give the even outputs, (u_r - u_{r+4})
-      // w_8^r the odd ones, each a 4-point DFT.
-      const RT h = (RT)0.707106781186547524400844362104849039;
-      CT a0 = u[0] + u[4], a1 = u[1] + u[5], a2 = u[2] + u[6], a3 = u[3] + u[7];
-      CT b0 = u[0] - u[4], b1 = u[1] - u[5], b2 = u[2] - u[6], b3 = u[3] - u[7];
-      b1 = fft_mul(b1, C2(h, W8_SIGN * h));
-      b2 = ROT4(b2);
-      b3 = fft_mul(b3, C2(-h, W8_SIGN * h));
-      DFT4(a0, a1, a2, a3);
-      DFT4(b0, b1, b2, b3);
-      u[0] = a0;
-      u[2] = a1;
-      u[4] = a2;
-      u[6] = a3;
-      u[1] = b0;
-      u[3] = b1;
-      u[5] = b2;
-      u[7] = b3;
-    }
-#elif RADIX == 16
-    {
-      // 16 = 4 x 4: 4-point DFTs over r1 (u[4 r1 + r2]), twiddles w_16^{r2 k1}, 4-point DFTs over
-      // r2; X[k1 + 4 k2] is then in u[4 k1 + k2] (written transposed below).
+      RT ar[8], ai[8];
 #pragma unroll
-      for (int r2 = 0; r2 < 4; ++r2) DFT4(u[r2], u[4 + r2], u[8 + r2], u[12 + r2]);
-#pragma unroll
-      for (int k1 = 1; k1 < 4; ++k1)
-#pragma unroll
-        for (int r2 = 1; r2 < 4; ++r2) u[4 * k1 + r2] = fft_mul(u[4 * k1 + r2], w16[r2 * k1]);
-#pragma unroll
-      for (int k1 = 0; k1 < 4; ++k1) DFT4(u[4 * k1], u[4 * k1 + 1], u[4 * k1 + 2], u[4 * k1 + 3]);
-    }
-#else
-    {
-      CT v[RADIX];
-#pragma unroll
-      for (int s = 0; s < RADIX; ++s) {
-        CT acc = u[0];
-#pragma unroll
-        for (int r = 1; r < RADIX; ++r) acc += fft_mul(u[r], wr[(r * s) % RADIX]);
-        v[s] = acc;
+      for (int r = 0; r < 4; ++r) {
+        ar[2 * r] = ur[r] + ur[r + 4];
+        ai[2 * r] = ui[r] + ui[r + 4];
+        ar[2 * r + 1] = ur[r] - ur[r + 4];
+        ai[2 * r + 1] = ui[r] - ui[r + 4];
       }
 #pragma unroll
-      for (int s = 0; s < RADIX; ++s) u[s] = v[s];
+      for (int r = 0; r < 8; ++r) {
+        ur[r] = ar[r];
+        ui[r] = ai[r];
+      }
+      ROOT_(3, H_, H_);
+      ROT4_(5);
+      ROOT_(7, -H_, H_);
+      DFT4_(0, 2, 4, 6);
+      DFT4_(1, 3, 5, 7);
+    }
+#elif RADIX == 16
+    // 16 = 4 x 4: 4-point DFTs over r1 (u[4 r1 + r2]), twiddles w_16^{r2 k1}, 4-point DFTs over
+    // r2; X[k1 + 4 k2] is then in u[4 k1 + k2].
+#pragma unroll
+    for (int r2 = 0; r2 < 4; ++r2) DFT4_(r2, 4 + r2, 8 + r2, 12 + r2);
+    ROOT_(5, C16_, S16_);
+    ROOT_(6, H_, H_);
+    ROOT_(7, S16_, C16_);
+    ROOT_(9, H_, H_);
+    ROT4_(10);
+    ROOT_(11, -H_, H_);
+    ROOT_(13, S16_, C16_);
+    ROOT_(14, -H_, H_);
+    ROOT_(15, -C16_, -S16_);
+#pragma unroll
+    for (int k1 = 0; k1 < 4; ++k1) DFT4_(4 * k1, 4 * k1 + 1, 4 * k1 + 2, 4 * k1 + 3);
+#else
+    {
+      RT vr[RADIX], vi[RADIX];
+#pragma unroll
+      for (int s = 0; s < RADIX; ++s) {
+        RT accr = ur[0], acci = ui[0];
+#pragma unroll
+        for (int r = 1; r < RADIX; ++r) {
+          const int m = (r * s) % RADIX;
+          accr += ur[r] * wrr[m] - ui[r] * wri[m];
+          acci += ur[r] * wri[m] + ui[r] * wrr[m];
+        }
+        vr[s] = accr;
+        vi[s] = acci;
+      }
+#pragma unroll
+      for (int s = 0; s < RADIX; ++s) {
+        ur[s] = vr[s];
+        ui[s] = vi[s];
+      }
     }
 #endif
-    const int j = (i - k) * RADIX + k;
-#if RADIX == 16
 #pragma unroll
-    for (int k1 = 0; k1 < 4; ++k1)
-#pragma unroll
-      for (int k2 = 0; k2 < 4; ++k2) out[j + (k1 + 4 * k2) * p] = u[4 * k1 + k2] * scale;
-#else
-#pragma unroll
-    for (int r = 0; r < RADIX; ++r) out[j + r * p] = u[r] * scale;
-#endif
+    for (int r = 0; r < RADIX; ++r) {
+      const long a = 2 * (long)(q * p * RADIX + k + r * p) * cols;
+      dst[a] = SCALED(ur[OUT(r)]);
+      dst[a + 1] = SCALED(ui[OUT(r)]);
+    }
   }
 }
 #endif  // RADIX

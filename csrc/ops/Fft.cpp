@@ -9,15 +9,19 @@
 // profile.
 //
 // A 1-d transform of n points runs Stockham passes of radix 16, 8, 4, 2, 3, 5, 7, 11 and 13 over
-// rows of a [batch, n] tensor (fft_pass, one launch per pass, ping-ponging between the output and
-// one scratch tensor; the first pass reads the input in place with its strides). A length with a
-// prime factor above 13 goes through Bluestein's algorithm: a chirp product and a circular
-// convolution of power-of-two length >= 2n - 1, itself two transforms. n-d transforms apply the
-// 1-d transform along each dimension. Real transforms of even length n run an n/2-point complex
-// transform over the real input read as complex pairs, with a pre- or post-processing kernel.
+// a [rows, n, cols] view (fft_pass, one launch per pass, ping-ponging between the output and one
+// scratch tensor; the first pass reads the input in place with its strides). A transform along
+// the innermost dimension (cols = 1) runs along rows; one along another dimension runs on whole
+// columns side by side (work-items of neighbouring columns read neighbouring values: vector
+// loads on CPU devices, coalesced ones on GPUs), with no transposition, and writes its result in
+// the input's own dimension order. A length with a prime factor above 13 goes through Bluestein's
+// algorithm: a chirp product and a circular convolution of power-of-two length >= 2n - 1, itself
+// two transforms. n-d transforms apply the 1-d transform along each dimension. Real transforms of
+// even length n run an n/2-point complex transform over the real input read as complex pairs,
+// with a pre- or post-processing kernel.
 //
-// Twiddle tables (w_n^t for t < n, computed in double on the host) and Bluestein's chirps are
-// cached per device, length and dtype, uploaded without a host wait.
+// Twiddle tables (computed in double on the host) and Bluestein's chirps are cached per device,
+// length and dtype, uploaded without a host wait.
 #include <ATen/native/Resize.h>
 #include <ATen/native/SpectralOpsUtils.h>
 #include <ATen/ops/empty.h>
@@ -26,12 +30,14 @@
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/WrapDimMinimal.h>
 #include <c10/util/complex.h>
 #include <torch/library.h>
 
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -107,6 +113,49 @@ at::Tensor twiddles(int64_t n, at::ScalarType dtype, const at::Device& device) {
   return table;
 }
 
+// The passes' twiddles of an n-point transform with these radices (kernels/fft.cl): w_{pR}^{rk} at
+// [r p + k] for the pass with radix R after radices whose product is p (r = 1..R-1, k < p; entry
+// 0 unused), then the R-th roots of unity w_R^m (m < R) of each radix without constants of its
+// own (3, 5, 7, 11, 13), at the offsets returned in `root_off` (indexed by radix).
+struct PassTable {
+  at::Tensor table;
+  int root_off[14] = {};
+};
+PassTable pass_twiddles(int64_t n, const std::vector<int>& radices, at::ScalarType dtype,
+                        const at::Device& device) {
+  PassTable t;
+  int64_t size = n;
+  for (int R : radices) {
+    if (R == 2 || R == 4 || R == 8 || R == 16 || t.root_off[R] != 0) continue;
+    t.root_off[R] = static_cast<int>(size);
+    size += R;
+  }
+  const CacheKey key{device.index(), dtype, n, 5};
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  auto it = cache().find(key);
+  if (it != cache().end()) {
+    t.table = it->second;
+    return t;
+  }
+  std::vector<c10::complex<double>> w(static_cast<size_t>(size), {1.0, 0.0});
+  auto root = [](int64_t num, int64_t den) {  // exp(-2 pi i num / den), num reduced mod den
+    const double a = -2.0 * M_PI * static_cast<double>(num % den) / static_cast<double>(den);
+    return c10::complex<double>(std::cos(a), std::sin(a));
+  };
+  int64_t p = 1;
+  for (int R : radices) {
+    for (int r = 1; r < R; ++r)
+      for (int64_t k = 0; k < p; ++k) w[static_cast<size_t>(r * p + k)] = root(r * k, p * R);
+    p *= R;
+  }
+  for (int R = 3; R < 14; ++R)
+    for (int m = 0; t.root_off[R] != 0 && m < R; ++m)
+      w[static_cast<size_t>(t.root_off[R] + m)] = root(m, R);
+  t.table = upload(w, dtype, device);
+  cache().emplace(key, t.table);
+  return t;
+}
+
 std::string pass_options(at::ScalarType dtype, int device, bool inverse) {
   std::string opts = std::string("-DCPLX_T=") + cplx_tag(dtype, device);
   if (inverse) opts += " -DFFT_INVERSE";
@@ -124,63 +173,120 @@ void enqueue_rows(KernelLaunch& launch, int device, int64_t items, int64_t rows)
 
 void bluestein_rows(const at::Tensor& x, const at::Tensor& out, bool inverse, double scale);
 
+// A transform's input: [b1, b2, n, cols] with any strides (rows b = b1 * B2 + b2).
+struct Lines {
+  at::Tensor base;  // the tensor whose storage is read
+  int64_t B1, B2, n, C;
+  int64_t sb1, sb2, sn, sc;
+};
+
+// Passes whose p is at least this run along rows with neighbouring k on neighbouring work-items
+// (layout 1: eight complex64 values are a 64-byte cache line); the first ones (p small) with
+// neighbouring q (layout 2).
+constexpr int64_t kLayoutKMin = 8;
+
+// out: contiguous [B1 * B2, n, C] (complex) = the n-point transforms along n of `in` (complex, no
+// conjugate or negative bit), scaled by `scale`. n has radices (factorise(n) not empty).
+void fft_lines(const Lines& in, const at::Tensor& out, bool inverse, double scale) {
+  const int64_t n = in.n, C = in.C, B = in.B1 * in.B2;
+  const std::vector<int> radices = factorise(n);
+  TORCH_INTERNAL_ASSERT(!radices.empty());
+  TORCH_CHECK(n <= INT32_MAX / 16 && C <= INT32_MAX / 2, "torch-ocl: FFT length ", n,
+              " or batch of columns ", C, " is too large (at most 2^27 and 2^30)");
+  const int device = out.device().index();
+  const at::ScalarType dtype = out.scalar_type();
+  const PassTable tw = pass_twiddles(n, radices, dtype, out.device());
+  const int m = static_cast<int>(radices.size());
+  at::Tensor scratch = m > 1 ? at::empty({B, n, C}, out.options()) : at::Tensor();
+  const DeviceProfile& prof = device_profile(device);
+  const int per = prof.fft_per_item;
+  const std::string base =
+      pass_options(dtype, device, inverse) + " -DPER_ITEM=" + std::to_string(per);
+  const size_t real_size = out.itemsize() / 2;  // the kernel addresses real parts
+  const size_t lws = static_cast<size_t>(prof.fft_lws);
+  int64_t p = 1;
+  for (int s = 0; s < m; ++s) {
+    const int R = radices[static_cast<size_t>(s)];
+    // The last pass writes `out`; before it the targets alternate scratch / out.
+    const at::Tensor& dst = ((m - 1 - s) % 2 == 0) ? out : scratch;
+    const bool first = s == 0;
+    const at::Tensor& src = first ? in.base : (((m - s) % 2 == 0) ? out : scratch);
+    const int64_t sb1 = first ? in.sb1 : n * C, sb2 = first ? in.sb2 : 0;
+    const int64_t sn = first ? in.sn : C, sc = first ? in.sc : 1;
+    const int64_t rows2 = first ? in.B2 : 1;
+    const int64_t count = n / R;
+    const int layout = C > 1 ? 0 : (p >= kLayoutKMin ? 1 : 2);
+    // Launch dimension 0 (neighbouring work-items) and the positions along dimension 1 per row.
+    const int64_t n0 = layout == 0 ? C : (layout == 1 ? p : count / p);
+    const int64_t size1 = layout == 0 ? count : (layout == 1 ? count / p : p);
+    const bool unit = (layout == 0 ? sc : sn) == 1;
+    const bool scaled = s == m - 1 && scale != 1.0;
+    std::string opts =
+        base + " -DRADIX=" + std::to_string(R) + " -DFFT_LAYOUT=" + std::to_string(layout);
+    if (unit) opts += " -DFFT_UNIT_LANE";
+    if (scaled) opts += " -DFFT_SCALE";
+    cl_kernel k = get_kernel(device, "fft.cl", "fft_pass", opts);
+    // An exact grid (kernels/fft.cl): dimension 0 in work-groups of l0, the largest power of two
+    // within fft_lws and n0; when l0 does not divide n0, a second launch runs the last l0 lanes
+    // (lanes n0 - l0 .. n0 - 1, some of them done by the first launch: they write the same values
+    // again, after it, on the same in-order queue). Dimension 1 in work-groups of the largest
+    // power of two that divides it within fft_lws / l0.
+    size_t l0 = 1;
+    while (l0 * 2 <= lws && static_cast<int64_t>(l0 * 2) <= n0) l0 *= 2;
+    const int64_t n1 = (size1 * B + per - 1) / per;
+    auto l1_for = [&](size_t cap) {
+      size_t l1 = 1;
+      while (l1 * 2 <= cap && n1 % static_cast<int64_t>(l1 * 2) == 0) l1 *= 2;
+      return l1;
+    };
+    const int64_t main0 = n0 - n0 % static_cast<int64_t>(l0);
+    for (int part = 0; part < 2; ++part) {
+      const int64_t lane0 = part == 0 ? 0 : n0 - static_cast<int64_t>(l0);
+      const int64_t extent = part == 0 ? main0 : (main0 == n0 ? 0 : static_cast<int64_t>(l0));
+      if (extent == 0) continue;
+      const size_t local[3] = {l0, l1_for(lws / l0), 1};
+      const size_t global[3] = {static_cast<size_t>(extent), static_cast<size_t>(n1), 1};
+      KernelLaunch launch(k);
+      launch.buffer(buffer_of(src), real_size);
+      launch.arg(static_cast<cl_long>(sn)).arg(static_cast<cl_long>(sc));
+      launch.arg(static_cast<cl_long>(sb1)).arg(static_cast<cl_long>(sb2));
+      launch.arg(static_cast<cl_int>(rows2));
+      launch.buffer(buffer_of(dst), real_size);
+      launch.buffer(buffer_of(tw.table), real_size);
+      launch.arg(static_cast<cl_int>(R < 14 ? tw.root_off[R] : 0));
+      launch.arg(static_cast<cl_int>(n)).arg(static_cast<cl_int>(p)).arg(static_cast<cl_int>(C));
+      if (dtype == at::kComplexDouble) {
+        launch.arg(scale);
+      } else {
+        launch.arg(static_cast<float>(scale));
+      }
+      launch.arg(static_cast<cl_long>(B)).arg(static_cast<cl_int>(lane0));
+      launch.enqueue(device, 3, global, local);
+    }
+    p *= R;
+  }
+}
+
 // out [B, n] (contiguous, complex) = the n-point transforms of the rows of x (complex, no
 // conjugate or negative bit): [B, n] or [B1, B2, n] with B = B1 * B2, any strides (read in place
 // by the first pass), scaled by `scale`.
 void fft_rows(const at::Tensor& x, const at::Tensor& out, bool inverse, double scale) {
   TORCH_INTERNAL_ASSERT(x.dim() == 2 || x.dim() == 3);
   const int64_t n = x.size(-1), B = out.size(0);
-  if (x.dim() == 3 && (B == 0 || n == 0)) return;
-  if (x.dim() == 3 && factorise(n).empty())  // Bluestein and length 1 take [B, n] rows
-    return fft_rows(x.reshape({B, n}), out, inverse, scale);
   if (B == 0 || n == 0) return;
-  const std::vector<int> radices = factorise(n);
-  if (radices.empty()) {
+  if (factorise(n).empty()) {  // Bluestein and length 1 take [B, n] rows
+    const at::Tensor rows = x.dim() == 3 ? x.reshape({B, n}) : x;
     if (n == 1) {
-      out.copy_(x);
+      out.copy_(rows);
       if (scale != 1.0) out.mul_(scale);
       return;
     }
-    return bluestein_rows(x, out, inverse, scale);
+    return bluestein_rows(rows, out, inverse, scale);
   }
-  TORCH_CHECK(n <= INT32_MAX / 16, "torch-ocl: FFT length ", n, " is too large (at most 2^27)");
-  const int device = out.device().index();
-  const at::ScalarType dtype = out.scalar_type();
-  const at::Tensor tw = twiddles(n, dtype, out.device());
-  const int m = static_cast<int>(radices.size());
-  at::Tensor scratch = m > 1 ? at::empty({B, n}, out.options()) : at::Tensor();
-  const DeviceProfile& prof = device_profile(device);
-  const std::string base =
-      pass_options(dtype, device, inverse) + " -DPER_ITEM=" + std::to_string(prof.fft_per_item);
-  int64_t p = 1;
-  const size_t itemsize = out.itemsize();
-  for (int s = 0; s < m; ++s) {
-    const int R = radices[static_cast<size_t>(s)];
-    // The last pass writes `out`; before it the targets alternate scratch / out.
-    const at::Tensor& dst = ((m - 1 - s) % 2 == 0) ? out : scratch;
-    const at::Tensor& src = s == 0 ? x : (((m - s) % 2 == 0) ? out : scratch);
-    const bool first = s == 0;
-    cl_kernel k = get_kernel(device, "fft.cl", "fft_pass", base + " -DRADIX=" + std::to_string(R));
-    KernelLaunch launch(k);
-    launch.buffer(buffer_of(src), itemsize);
-    const bool two = first && x.dim() == 3;
-    launch.arg(static_cast<cl_long>(first ? x.stride(-1) : 1));
-    launch.arg(static_cast<cl_long>(first ? x.stride(0) : n));
-    launch.arg(static_cast<cl_long>(two ? x.stride(1) : 0));
-    launch.arg(static_cast<cl_int>(two ? x.size(1) : 1));
-    launch.buffer(buffer_of(dst), itemsize);
-    launch.buffer(buffer_of(tw), itemsize);
-    launch.arg(static_cast<cl_int>(n)).arg(static_cast<cl_int>(p));
-    if (dtype == at::kComplexDouble) {
-      launch.arg(s == m - 1 ? scale : 1.0);
-    } else {
-      launch.arg(static_cast<float>(s == m - 1 ? scale : 1.0));
-    }
-    const int64_t count = n / R;
-    const int64_t items = (count + prof.fft_per_item - 1) / prof.fft_per_item;
-    enqueue_rows(launch, device, items, B);
-    p *= R;
-  }
+  const bool two = x.dim() == 3;
+  const Lines in{x,           two ? x.size(0) : B,   two ? x.size(1) : 1, n, 1,
+                 x.stride(0), two ? x.stride(1) : 0, x.stride(-1),        1};
+  fft_lines(in, out.view({B, n, 1}), inverse, scale);
 }
 
 // Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}), c_j = exp(-+ pi i j^2 / n), as a circular
@@ -277,10 +383,61 @@ at::Tensor as_rows(const at::Tensor& t) {
   return t.as_strided({sizes[0], sizes[1], n}, {strides[0], strides[1], t.stride(-1)});
 }
 
-// The 1-d transform of x along dim d (complex, resolved), scaled; a new tensor shaped like x
-// (contiguous in x's order with d moved last: a transform along the next dim reads it in place).
+// Fewest bytes of neighbouring columns for which a transform along a non-innermost dimension
+// runs on the columns in place (a cache line); narrower ones move the dimension last.
+constexpr int64_t kColumnBytesMin = 64;
+
+// x's dimensions before d as at most two (size, stride) pairs and those after d as one (merged
+// where the strides allow): the [B1, B2, n, C] view of a column transform, or nothing.
+std::optional<Lines> as_columns(const at::Tensor& x, int64_t d) {
+  std::vector<int64_t> sizes, strides;  // merged outer dimensions, outermost first
+  for (int64_t i = 0; i < d; ++i) {
+    if (x.size(i) == 1) continue;
+    if (!sizes.empty() && strides.back() == x.stride(i) * x.size(i)) {
+      sizes.back() *= x.size(i);
+      strides.back() = x.stride(i);
+    } else {
+      sizes.push_back(x.size(i));
+      strides.push_back(x.stride(i));
+    }
+  }
+  if (sizes.size() > 2) return std::nullopt;
+  while (sizes.size() < 2) {
+    sizes.insert(sizes.begin(), 1);
+    strides.insert(strides.begin(), 0);
+  }
+  int64_t C = 1, sc = 1;  // the inner dimensions as one: innermost stride, sizes multiplied
+  for (int64_t i = x.dim() - 1; i > d; --i) {
+    if (x.size(i) == 1) continue;
+    if (C == 1) {
+      sc = x.stride(i);
+    } else if (x.stride(i) != sc * C) {
+      return std::nullopt;
+    }
+    C *= x.size(i);
+  }
+  return Lines{x, sizes[0], sizes[1], x.size(d), C, strides[0], strides[1], x.stride(d), sc};
+}
+
+// The 1-d transform of x along dim d (complex, resolved), scaled; a new tensor shaped like x.
+// Along a non-innermost dimension with columns of at least kColumnBytesMin, the columns are
+// transformed in place and the result is contiguous; otherwise it is contiguous in x's order with
+// d moved last (a transform along the next dim reads it in place).
 at::Tensor c2c_dim(const at::Tensor& x, int64_t d, bool inverse, double scale) {
   const int64_t n = x.size(d);
+  d = c10::maybe_wrap_dim(d, x.dim());
+  if (d != x.dim() - 1 && x.numel() > 0 && !factorise(n).empty()) {
+    int64_t inner = 1;
+    for (int64_t i = d + 1; i < x.dim(); ++i) inner *= x.size(i);
+    if (inner * static_cast<int64_t>(x.itemsize()) >= kColumnBytesMin) {
+      std::optional<Lines> cols = as_columns(x, d);
+      if (!cols) cols = as_columns(x.contiguous(), d);  // always mergeable
+      TORCH_INTERNAL_ASSERT(cols.has_value());
+      at::Tensor out = at::empty(x.sizes(), x.options());
+      fft_lines(*cols, out.view({cols->B1 * cols->B2, n, cols->C}), inverse, scale);
+      return out;
+    }
+  }
   const at::Tensor moved = x.movedim(d, -1);
   const at::Tensor rows = as_rows(moved);
   at::Tensor out = at::empty({moved.numel() / std::max<int64_t>(n, 1), n}, x.options());

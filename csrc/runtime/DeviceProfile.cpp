@@ -136,8 +136,10 @@ void set_cpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.scan_tiles = false;
   p.attention_rows = 4;
   p.attention_lws = 16;
+  // One butterfly per work-item: PoCL vectorises the work-group's loop of scalar butterflies
+  // (kernels/fft.cl); a loop of several per work-item ran 1.5-2x slower (64x256x256 fft2).
   p.fft_lws = 64;
-  p.fft_per_item = across_items ? 1 : 4;
+  p.fft_per_item = 1;
   // Cache-sized im2col chunks (8x64x56x56 3x3 forward on PoCL: 17-18 ms against 23-26 ms with
   // all 58 MB of columns at once); TORCH_OCL_CONV_CHUNK_BYTES overrides.
   const char* chunk = std::getenv("TORCH_OCL_CONV_CHUNK_BYTES");

@@ -147,6 +147,89 @@ def test_non_contiguous_batched_and_empty():
     )
 
 
+# Lengths around the 16 x 16 of the batched 2-d benchmark: radix 16 passes (256, 512 = 16 16 2),
+# mixed small primes (255 = 3 5 17 -> Bluestein), a large prime (257), along every axis: the
+# innermost one runs along rows, the others on whole columns side by side (kernels/fft.cl layout
+# 0) when the columns span at least 64 bytes, else with the axis moved last.
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128], ids=dtype_id)
+@pytest.mark.parametrize("n", [256, 255, 257, 512])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_lengths_along_each_axis(n, axis, dtype):
+    _skip64(dtype)
+    shape = [3, 5, 9]
+    shape[axis] = n
+    x = make(shape, dtype)
+    xo = x.to(DEVICE)
+    for norm in NORMS:
+        check(torch.fft.fft(xo, dim=axis, norm=norm), ref_of(torch.fft.fft, x, dim=axis, norm=norm))
+        check(
+            torch.fft.ifft(xo, dim=axis, norm=norm), ref_of(torch.fft.ifft, x, dim=axis, norm=norm)
+        )
+    wide = [2, 16, 16]  # columns of 16 values: 128 bytes of complex64
+    wide[axis] = n
+    w = make(wide, dtype)
+    check(torch.fft.fft(w.to(DEVICE), dim=axis), ref_of(torch.fft.fft, w, dim=axis))
+    real = make(wide, torch.float32 if dtype == torch.complex64 else torch.float64)
+    check(torch.fft.rfft(real.to(DEVICE), dim=axis), ref_of(torch.fft.rfft, real, dim=axis))
+
+
+@pytest.mark.parametrize("shape", [(4, 256, 256), (3, 255, 257), (2, 512, 24), (5, 12, 256)])
+def test_fft2_batched_columns(shape):
+    x = make(shape, torch.complex64)
+    xo = x.to(DEVICE)
+    check(torch.fft.fft2(xo), ref_of(torch.fft.fft2, x))
+    check(torch.fft.ifft2(xo, norm="ortho"), ref_of(torch.fft.ifft2, x, norm="ortho"))
+    r = make(shape, torch.float32)
+    ro = r.to(DEVICE)
+    check(torch.fft.rfft2(ro), ref_of(torch.fft.rfft2, r))
+    spec = torch.fft.rfft2(r)
+    s = shape[-2:]
+    check(torch.fft.irfft2(spec.to(DEVICE), s=s), ref_of(torch.fft.irfft2, spec, s=s))
+    # the result is contiguous in the input's order, as on the CPU
+    assert torch.fft.fft2(xo).is_contiguous()
+
+
+def test_columns_non_contiguous_inputs():
+    x = make((6, 64, 40), torch.complex64)
+    xo = x.to(DEVICE)
+    # strided columns (every other one), a permuted tensor, an offset slice, a broadcast batch
+    check(torch.fft.fft(xo[:, :, ::2], dim=1), ref_of(torch.fft.fft, x[:, :, ::2], dim=1))
+    check(
+        torch.fft.fft(xo.permute(1, 0, 2), dim=0), ref_of(torch.fft.fft, x.permute(1, 0, 2), dim=0)
+    )
+    check(torch.fft.fft(xo[1:, 3:, 5:], dim=1), ref_of(torch.fft.fft, x[1:, 3:, 5:], dim=1))
+    check(
+        torch.fft.fftn(xo.transpose(1, 2), dim=(0, 1)),
+        ref_of(torch.fft.fftn, x.transpose(1, 2), dim=(0, 1)),
+    )
+    b = make((1, 32, 16), torch.complex64)
+    be = b.expand(3, 32, 16)
+    check(torch.fft.fft(be.to(DEVICE), dim=1), ref_of(torch.fft.fft, be, dim=1))
+    check(torch.fft.fft(b.to(DEVICE).expand(3, 32, 16), dim=1), ref_of(torch.fft.fft, be, dim=1))
+    # dims that do not merge into one column stride: [a, n, b, c] with b, c transposed
+    y = make((2, 16, 8, 6), torch.complex64)
+    yo = y.to(DEVICE).transpose(2, 3)
+    check(torch.fft.fft(yo, dim=1), ref_of(torch.fft.fft, y.transpose(2, 3), dim=1))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_nan_inf_along_columns_and_rows(axis):
+    x = make((256, 16), torch.complex64) if axis == 0 else make((16, 256), torch.complex64)
+    sel = (slice(None), 3) if axis == 0 else (3, slice(None))
+    other = (slice(None), 5) if axis == 0 else (5, slice(None))
+    x[(7, 3) if axis == 0 else (3, 7)] = complex(float("nan"), 0)
+    x[(9, 5) if axis == 0 else (5, 9)] = complex(float("inf"), 0)
+    got_dev = torch.fft.fft(x.to(DEVICE), dim=axis)
+    got = got_dev.cpu()
+    expected = ref_of(torch.fft.fft, x, dim=axis)
+    assert torch.isnan(got[sel]).all() and torch.isnan(expected[sel]).all()
+    assert (~torch.isfinite(got[other])).all() and (~torch.isfinite(expected[other])).all()
+    # the other columns / rows stay finite and match
+    keep = [i for i in range(16) if i not in (3, 5)]
+    pick = (slice(None), keep) if axis == 0 else (keep, slice(None))
+    check(got_dev[pick], expected[pick])
+
+
 def test_nan_inf_propagate():
     x = make((2, 16), torch.complex64)
     x[0, 3] = complex(float("nan"), 0)
