@@ -136,8 +136,6 @@ void set_cpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.scan_tiles = false;
   p.attention_rows = 4;
   p.attention_lws = 16;
-  // The row-per-work-item kernel: PoCL runs a work-item's float8 loops vectorised.
-  p.attention_flash = false;
   p.fft_lws = 64;
   p.fft_per_item = across_items ? 1 : 4;
   // Cache-sized im2col chunks (8x64x56x56 3x3 forward on PoCL: 17-18 ms against 23-26 ms with
@@ -151,6 +149,9 @@ void set_cpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.reduce_fill_groups = 256;
   p.reduce_split_chunk = 8192;
   p.reduce_col_tile = 0;
+  // Attention: the row-per-work-item kernel (kernels/attention.cl), whose float8 loops PoCL
+  // runs vectorised; the flash-attention-2 layout's barriers per tile serialise its work-items.
+  p.attention_flash = false;
   (void)d;
 }
 
