@@ -138,6 +138,10 @@ def main() -> None:
             "cpu_count": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
             "device_name": torch.ocl.get_device_name(0),
+            # which fused kernel ran: kernels/attention_flash.cl where attention_flash is 1
+            # (TORCH_OCL_DEVICE_PROFILE / TORCH_OCL_DEVICE_PARAMS choose it), else attention.cl
+            "profile": torch.ocl.device_profile().name,
+            "attention_flash": torch.ocl.device_profile().params["attention_flash"],
         },
         "shape": {"B": b, "H": h, "S": s, "D": d, "causal": causal, "dtype": "float32"},
         "ocl_backend": chosen_backend(qo.detach(), ko.detach(), vo.detach(), causal),

@@ -5,7 +5,7 @@
 Cases (each timed on ocl and on the CPU, taking turns within every repeat; the device is
 synchronised around each timed loop; the figure is the best repeat; --suite gpu replaces them
 with the GPU measurement's: GEMM 1024/4096 fp32/fp16, resnet50's convolutions and training step
-b32 224x224, a transformer block b8 s512 d768):
+b32 224x224, causal attention b8 s1024 at head dims 64 and 128, a transformer block b8 s512 d768):
   - conv2d forward (and forward+backward) at shapes of resnet18, resnet50 and mobilenet_v2
     (depthwise), including the issue's 8x64x56x56 3x3;
   - fp32 GEMM (mm) at 256, 512, 1024, in GFLOP/s;
@@ -126,6 +126,25 @@ def transformer_block_case(batch: int, seq: int, dim: int, heads: int):
     return make
 
 
+def attention_case(batch: int, heads: int, seq: int, dim: int):
+    """Causal scaled_dot_product_attention forward + backward (q, k, v gradients): the fused
+    kernel (on GPUs the flash-attention-2 variant, kernels/attention_flash.cl)."""
+
+    def make(device):
+        g = torch.Generator().manual_seed(0)
+        q, k, v = (
+            torch.randn(batch, heads, seq, dim, generator=g).to(device).requires_grad_()
+            for _ in range(3)
+        )
+
+        def run():
+            nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+
+        return run
+
+    return make
+
+
 def reduce_norm_case(kind: str, shape: tuple[int, ...]):
     """The memory-bound families that GPUs need shaped for them: a sum over the batch (a bias
     gradient), batch norm (training) and layer norm forward+backward, softmax over a row."""
@@ -191,6 +210,9 @@ def gpu_suite() -> list[tuple[str, Callable, int]]:
     )
     cases.append(("layer norm fwd+bwd 4096x768", reduce_norm_case("layernorm", (4096, 768)), 2))
     cases.append(("softmax 8192x50257", reduce_norm_case("softmax", (8192, 50257)), 1))
+    for heads, dim in ((16, 64), (8, 128)):
+        name = f"attention causal b8 h{heads} s1024 d{dim} fwd+bwd"
+        cases.append((name, attention_case(8, heads, 1024, dim), 1))
     cases.append(
         ("transformer block b8 s512 d768 fwd+bwd", transformer_block_case(8, 512, 768, 12), 1)
     )

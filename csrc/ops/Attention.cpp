@@ -8,7 +8,10 @@
 //    through its autograd formula, _scaled_dot_product_fused_attention_overrideable_backward:
 //    kernels/attention.cl, a flash-attention-style kernel (online softmax in float, causal mask,
 //    additive mask of any broadcast shape, dropout from the device's Philox generator, grouped
-//    query attention, logsumexp for the backward, which recomputes the probabilities).
+//    query attention, logsumexp for the backward, which recomputes the probabilities). Under a
+//    profile with attention_flash (GPUs) the same op runs kernels/attention_flash.cl instead
+//    (ops/AttentionFlash.cpp: the flash-attention-2 layout, every case above), falling back to
+//    kernels/attention.cl only where no block of it fits the device.
 //  - SDPBackend::math -> _scaled_dot_product_attention_math, ATen's composite of native ops
 //    (matmul, _safe_softmax, dropout, ...), for everything the fused kernel does not take.
 // The rules (fused_supported): float32/float16/bfloat16 q, k, v of one dtype and device, 3-D
@@ -43,6 +46,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/AttentionArgs.h"
+#include "ops/AttentionFlash.h"
 #include "ops/KernelTypes.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceProfile.h"
@@ -52,6 +57,8 @@
 
 namespace torch_ocl {
 namespace {
+
+using namespace attention;
 
 constexpr int64_t kMaxHeadDim = 128;  // larger head dims take the math path
 
@@ -82,18 +89,9 @@ bool fused_dtype(at::ScalarType t) {
   return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
 }
 
-// The [B, H, L, E] view of a 3-D [H, L, E] or 4-D operand.
-at::Tensor as4d(const at::Tensor& t) { return t.dim() == 3 ? t.unsqueeze(0) : t; }
 // The kernels read rows of contiguous elements.
 at::Tensor rows_contiguous(const at::Tensor& t) {
   return t.size(-1) <= 1 || t.stride(-1) == 1 ? t : t.contiguous();
-}
-
-// The size [..., L, S] a mask broadcasts to for these operands.
-std::vector<int64_t> mask_target(const at::Tensor& q, const at::Tensor& k) {
-  std::vector<int64_t> s(q.sizes().begin(), q.sizes().end());
-  s.back() = k.size(-2);
-  return s;
 }
 
 // Sizes are read as SymInts: under torch.compile with dynamic shapes, ATen's composite
@@ -145,77 +143,6 @@ int64_t choose_backend(const at::Tensor& query, const at::Tensor& key, const at:
 
 // ---- kernels/attention.cl ----
 
-struct Geometry {
-  int64_t B, H, HK, L, S, DQK, DV;
-};
-
-// An operand as the kernels take it: buffer, offset and the [B, H, L] element strides.
-void push4d(KernelLaunch& l, const at::Tensor& t) {
-  l.buffer(buffer_of(t), t.itemsize());
-  l.arg(static_cast<cl_long>(t.stride(0))).arg(static_cast<cl_long>(t.stride(1)));
-  l.arg(static_cast<cl_long>(t.stride(2)));
-}
-void push_flat(KernelLaunch& l, const at::Tensor& t) { l.buffer(buffer_of(t), t.itemsize()); }
-
-// The additive mask: [B, H, L, S] (broadcast dims with stride 0) in its own dtype, or absent.
-struct Mask {
-  at::Tensor t;  // undefined when absent
-  at::ScalarType type;
-};
-
-Mask make_mask(const std::optional<at::Tensor>& bias, const at::Tensor& query,
-               const at::Tensor& key) {
-  if (!bias || !bias->defined()) return {at::Tensor(), query.scalar_type()};
-  at::Tensor m = *bias;
-  if (m.scalar_type() == at::kBool) {  // True takes part: 0, False: -inf (as ATen converts)
-    const auto opts = query.options();
-    m = at::where(m, at::scalar_tensor(0.0, opts),
-                  at::scalar_tensor(-std::numeric_limits<double>::infinity(), opts));
-  }
-  return {as4d(m.expand(mask_target(query, key))), m.scalar_type()};
-}
-
-void push_mask(KernelLaunch& l, const Mask& m, const at::Tensor& dummy) {
-  if (m.t.defined()) {
-    l.buffer(buffer_of(m.t), m.t.itemsize());
-    for (int d = 0; d < 4; ++d) l.arg(static_cast<cl_long>(m.t.stride(d)));
-  } else {
-    l.buffer(buffer_of(dummy), dummy.itemsize());
-    for (int d = 0; d < 4; ++d) l.arg(static_cast<cl_long>(0));
-  }
-  l.arg(static_cast<cl_int>(m.t.defined()));
-}
-
-// Dropout parameters: elements are dropped when a 24-bit Philox number is < thresh.
-struct Dropout {
-  uint32_t thresh = 0;
-  float scale = 1.0f;
-  uint32_t key0 = 0, key1 = 0;
-  uint64_t base = 0;
-};
-
-uint64_t dropout_counters(const Geometry& g) { return g.B * g.H * g.L * ((g.S + 3) / 4); }
-
-Dropout dropout_params(double p, uint64_t seed, uint64_t base) {
-  Dropout d;
-  if (p <= 0) return d;
-  d.thresh = static_cast<uint32_t>(std::llround(std::ldexp(p, 24)));
-  d.scale = static_cast<float>(1.0 / (1.0 - p));
-  d.key0 = static_cast<uint32_t>(seed);
-  d.key1 = static_cast<uint32_t>(seed >> 32);
-  d.base = base;
-  return d;
-}
-
-void push_tail(KernelLaunch& l, bool causal, const Geometry& g, float scale, const Dropout& d) {
-  l.arg(static_cast<cl_int>(causal)).arg(static_cast<cl_long>(g.H));
-  l.arg(static_cast<cl_long>(g.H / g.HK)).arg(static_cast<cl_long>(g.L));
-  l.arg(static_cast<cl_long>(g.S)).arg(scale);
-  l.arg(static_cast<cl_uint>(d.thresh)).arg(d.scale);
-  l.arg(static_cast<cl_uint>(d.key0)).arg(static_cast<cl_uint>(d.key1));
-  l.arg(static_cast<cl_ulong>(d.base));
-}
-
 Split split_of(int device, const Geometry& g) {
   const std::optional<Split> s = work_split(device, g.DQK, g.DV);
   TORCH_CHECK(s.has_value(), "_scaled_dot_product_fused_attention_overrideable: head dims ", g.DQK,
@@ -257,11 +184,6 @@ at::Tensor alloc_like_layout(const at::Tensor& like, int64_t last) {
     inverse[order[i]] = i;
   }
   return at::empty(permuted, like.options()).permute(inverse);
-}
-
-// The tensor a kernel writes for `out`: out itself when its last dim is contiguous.
-at::Tensor kernel_target(const at::Tensor& out) {
-  return out.size(-1) <= 1 || out.stride(-1) == 1 ? out : at::empty(out.sizes(), out.options());
 }
 
 Geometry geometry(const at::Tensor& q4, const at::Tensor& k4, const at::Tensor& v4) {
@@ -334,17 +256,22 @@ FwdResult fused_forward(const at::Tensor& query, const at::Tensor& key, const at
   if (g.B * g.H * g.L > 0) {
     const Mask mask = make_mask(attn_bias, query, key);
     const at::Tensor o = kernel_target(as4d(out));
-    const Split sp = split_of(device, g);
-    KernelLaunch l(get_kernel(device, "attention.cl", "attn_fwd",
-                              build_options(q.scalar_type(), mask.type, g, sp, device)));
-    push4d(l, q);
-    push4d(l, k);
-    push4d(l, v);
-    push4d(l, o);
-    push_flat(l, lse);
-    push_mask(l, mask, q);
-    push_tail(l, is_causal, g, softmax_scale(scale, g.DQK), d);
-    enqueue_rows(l, device, sp, g.L, g.B * g.H);
+    const float sc = softmax_scale(scale, g.DQK);
+    // The GPU profile's flash-attention-2 kernels where they fit the device, else (and on the
+    // CPU profile) kernels/attention.cl.
+    if (!flash_forward(device, FlashOperands{q, k, v, mask, is_causal, g, sc, d}, o, lse)) {
+      const Split sp = split_of(device, g);
+      KernelLaunch l(get_kernel(device, "attention.cl", "attn_fwd",
+                                build_options(q.scalar_type(), mask.type, g, sp, device)));
+      push4d(l, q);
+      push4d(l, k);
+      push4d(l, v);
+      push4d(l, o);
+      push_flat(l, lse);
+      push_mask(l, mask, q);
+      push_tail(l, is_causal, g, sc, d);
+      enqueue_rows(l, device, sp, g.L, g.B * g.H);
+    }
     if (!o.is_same(as4d(out))) as4d(out).copy_(o);
   }
   return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(g.L), c10::SymInt(g.S),
@@ -352,6 +279,19 @@ FwdResult fused_forward(const at::Tensor& query, const at::Tensor& key, const at
 }
 
 using BwdResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
+// The backward's results: the mask's gradient summed to the mask's shape.
+BwdResult finish_backward(const at::Tensor& query, const at::Tensor& attn_bias,
+                          std::array<bool, 4> grad_input_mask, const at::Tensor& dq,
+                          const at::Tensor& dk, const at::Tensor& dv, const at::Tensor& ds) {
+  at::Tensor dbias;
+  if (ds.defined()) {
+    const at::Tensor full = query.dim() == 3 ? ds.squeeze(0) : ds;
+    dbias = full.sum_to_size(attn_bias.sizes()).to(attn_bias.scalar_type());
+  }
+  return {dq, grad_input_mask[1] ? dk : at::Tensor(), grad_input_mask[2] ? dv : at::Tensor(),
+          dbias};
+}
 
 int64_t host_long(const at::Tensor& t) {
   return t.defined() && t.numel() == 1 ? t.cpu().item<int64_t>() : 0;  // CPU tensors: no wait
@@ -384,9 +324,26 @@ BwdResult fused_backward(const at::Tensor& grad_out, const at::Tensor& query, co
                                      static_cast<uint64_t>(host_long(philox_offset)));
     const Mask mask = make_mask(
         attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt, query, key);
+    const float sc = softmax_scale(scale, g.DQK);
+    {
+      // The GPU profile's flash-attention-2 kernels where they fit the device.
+      const at::Tensor dq4 = want_q ? as4d(dq) : at::Tensor();
+      const at::Tensor tq = want_q ? kernel_target(dq4) : at::Tensor();
+      const at::Tensor dk4 = want_kv ? as4d(dk) : at::Tensor();
+      const at::Tensor dv4 = want_kv ? as4d(dv) : at::Tensor();
+      const at::Tensor tk = want_kv ? kernel_target(dk4) : at::Tensor();
+      const at::Tensor tv = want_kv ? kernel_target(dv4) : at::Tensor();
+      if (flash_backward(device, FlashOperands{q, k, v, mask, is_causal, g, sc, d}, gr, o, lse, tq,
+                         ds, tk, tv)) {
+        if (want_q && !tq.is_same(dq4)) dq4.copy_(tq);
+        if (want_kv && !tk.is_same(dk4)) dk4.copy_(tk);
+        if (want_kv && !tv.is_same(dv4)) dv4.copy_(tv);
+        return finish_backward(query, attn_bias, grad_input_mask, dq, dk, dv, ds);
+      }
+    }
+    // Else (and on the CPU profile) kernels/attention.cl.
     const Split sp = split_of(device, g);
     const std::string opts = build_options(q.scalar_type(), mask.type, g, sp, device);
-    const float sc = softmax_scale(scale, g.DQK);
     at::Tensor delta = at::empty({g.B * g.H * g.L}, q.options().dtype(at::kFloat));
     {
       KernelLaunch l(get_kernel(device, "attention.cl", "attn_bwd_delta", opts));
@@ -441,13 +398,7 @@ BwdResult fused_backward(const at::Tensor& grad_out, const at::Tensor& query, co
     }
     if (want_bias) ds.zero_();
   }
-  at::Tensor dbias;
-  if (want_bias) {
-    const at::Tensor full = query.dim() == 3 ? ds.squeeze(0) : ds;
-    dbias = full.sum_to_size(attn_bias.sizes()).to(attn_bias.scalar_type());
-  }
-  return {dq, grad_input_mask[1] ? dk : at::Tensor(), grad_input_mask[2] ? dv : at::Tensor(),
-          dbias};
+  return finish_backward(query, attn_bias, grad_input_mask, dq, dk, dv, ds);
 }
 
 }  // namespace

@@ -151,6 +151,9 @@ void set_cpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.reduce_fill_groups = 256;
   p.reduce_split_chunk = 8192;
   p.reduce_col_tile = 0;
+  // Attention: the row-per-work-item kernel (kernels/attention.cl), whose float8 loops PoCL
+  // runs vectorised; the flash-attention-2 layout's barriers per tile serialise its work-items.
+  p.attention_flash = false;
   (void)d;
 }
 
@@ -165,6 +168,7 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
   p.scan_tiles = true;
   p.attention_rows = 1;
   p.attention_lws = 64;
+  p.attention_flash = true;
   p.fft_lws = 64;
   p.fft_per_item = 1;
   p.conv_cols_bytes = int64_t{256} << 20;
@@ -179,7 +183,14 @@ void set_gpu_defaults(DeviceProfile& p, const DeviceInfo& d) {
     p.gemm_medium = {32, 32, 16, 8, 8, 1, 1};
     p.gemm_small = {16, 16, 16, 8, 8, 1, 1};
     p.gemm_skinny = {8, 64, 16, 4, 16, 1, 1};
+    // 64 work-items (2 x 2 scores each), about 10 KiB of local memory.
+    p.attention_flash_rows = p.attention_flash_cols = 16;
+    p.attention_flash_wg_rows = p.attention_flash_wg_cols = 8;
   } else {
+    // 256 work-items (a multiple of 32- and 64-wide SIMD), 4 x 4 scores each, 29 KiB of local
+    // memory at any head dim up to 128 (within 48-64 KiB: two work-groups per compute unit).
+    p.attention_flash_rows = p.attention_flash_cols = 64;
+    p.attention_flash_wg_rows = p.attention_flash_wg_cols = 16;
     // Large and medium tiles load 4-wide (128-bit) vectors where the operands are aligned.
     p.gemm_large = {128, 128, 16, 16, 16, 1, 4};
     p.gemm_medium = {64, 64, 16, 16, 16, 1, 4};
@@ -266,6 +277,12 @@ const std::vector<Field>& fields() {
       bool_field("scan_tiles", &DeviceProfile::scan_tiles),
       int_field("attention_rows", &DeviceProfile::attention_rows, 1, 64),
       int_field("attention_lws", &DeviceProfile::attention_lws, 1, 4096),
+      bool_field("attention_flash", &DeviceProfile::attention_flash),
+      int_field("attention_flash_rows", &DeviceProfile::attention_flash_rows, 1, 256),
+      int_field("attention_flash_cols", &DeviceProfile::attention_flash_cols, 1, 256),
+      int_field("attention_flash_wg_rows", &DeviceProfile::attention_flash_wg_rows, 1, 256),
+      int_field("attention_flash_wg_cols", &DeviceProfile::attention_flash_wg_cols, 1, 256),
+      int_field("attention_flash_tile_d", &DeviceProfile::attention_flash_tile_d, 1, 128),
       int_field("fft_lws", &DeviceProfile::fft_lws, 1, 4096),
       int_field("fft_per_item", &DeviceProfile::fft_per_item, 1, 256),
       {"conv_cols_bytes", [](const DeviceProfile& p) { return std::to_string(p.conv_cols_bytes); },
@@ -350,6 +367,15 @@ DeviceProfile build_profile(const DeviceInfo& d) {
     set_gpu_defaults(p, d);
   }
   apply_overrides(p, d);
+  TORCH_CHECK(p.attention_flash_rows % p.attention_flash_wg_rows == 0 &&
+                  p.attention_flash_cols % p.attention_flash_wg_cols == 0 &&
+                  p.attention_flash_rows / p.attention_flash_wg_rows <= 16 &&
+                  p.attention_flash_cols / p.attention_flash_wg_cols <= 16,
+              "torch-ocl: TORCH_OCL_DEVICE_PARAMS: attention_flash_rows (", p.attention_flash_rows,
+              ") and attention_flash_cols (", p.attention_flash_cols,
+              ") must be multiples of attention_flash_wg_rows (", p.attention_flash_wg_rows,
+              ") and attention_flash_wg_cols (", p.attention_flash_wg_cols,
+              "), at most 16 times them; set them together");
   fit_gemm_tiles(p, d);
   // Launch sizes never exceed the device's work-group limit.
   p.max_work_group = std::max<size_t>(d.max_work_group, 1);

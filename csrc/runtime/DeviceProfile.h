@@ -81,8 +81,20 @@ struct DeviceProfile {
   // Scans along contiguous rows in work-group tiles (coalesced) rather than one column per
   // work-item.
   bool scan_tiles = true;
-  // Fused attention: query rows per work-item and work-group size.
+  // Fused attention (kernels/attention.cl): query rows per work-item and work-group size.
   int attention_rows = 1, attention_lws = 64;
+  // Attention in the flash-attention-2 layout (kernels/attention_flash.cl) instead: a work-group
+  // keeps a block of attention_flash_rows rows (query rows; key rows for dK/dV) and streams the
+  // other side attention_flash_cols rows at a time; its work-items, attention_flash_wg_rows x
+  // attention_flash_wg_cols, share the block (each a (rows / wg_rows) x (cols / wg_cols) block
+  // of scores in registers, and the head dim of its rows' accumulators split wg_cols ways);
+  // scores and products go through local tiles of attention_flash_tile_d head-dim values (or
+  // rows). The op shrinks the block where the device's local memory or the compiled kernel's
+  // work-group limit allows less, and falls back to kernels/attention.cl where nothing fits.
+  bool attention_flash = true;
+  int attention_flash_rows = 64, attention_flash_cols = 64;
+  int attention_flash_wg_rows = 16, attention_flash_wg_cols = 16;
+  int attention_flash_tile_d = 16;
   // FFT passes (kernels/fft.cl): work-group size, and butterflies a work-item computes in a row
   // (CPU devices: a work-item's loop runs as one vectorised loop; GPUs: one each).
   int fft_lws = 64, fft_per_item = 1;

@@ -114,7 +114,13 @@ def reference(q, k, v, mask, causal, scale, keep, drop_scale, dO):
     return out_ref, lse, delta, dQ, dK, dV, dS
 
 
-def program(build, tag, mtag, D, DV, bt, split):
+def program(build, tag, mtag, D, DV, bt, split, flash=None):
+    if flash is not None:  # kernels/attention_flash.cl (test_attention_flash.py)
+        br, bc, wr, wc, td = flash
+        blocks = f"-DBR={br} -DBC={bc} -DWG_R={wr} -DWG_C={wc} -DTD={td}".split()
+        return build(
+            "attention_flash", [f"-DT={tag}", f"-DM_T={mtag}", f"-DDQK={D}", f"-DDV={DV}"] + blocks
+        )
     rq, lws = split
     return build(
         "attention",
@@ -154,7 +160,11 @@ def run_case(
     seed=0,
     specials=None,
     mask_rows_inf=(),
+    flash=None,
 ):
+    """One forward and backward of kernels/attention.cl (work split `split`, tile rows `bt`), or
+    of kernels/attention_flash.cl with `flash` = its block (BR, BC, WG_R, WG_C, TD), against the
+    float64 reference."""
     HK = H if HK is None else HK
     mtag = mtag or tag
     rng = np.random.default_rng(seed)
@@ -194,8 +204,11 @@ def run_case(
         float(drop_scale),
         dO.value,
     )
-    prg = program(build, tag, mtag, D, DV, bt, split)
+    prg = program(build, tag, mtag, D, DV, bt, split, flash)
     rq, lws = split
+    name = "flash_" if flash else "attn_"
+    if flash:
+        lws = 64  # the delta kernel's (any size)
     tail = [
         I32(mask is not None),
         I32(causal),
@@ -213,15 +226,20 @@ def run_case(
     rtol, atol = TOL[tag]
 
     def rows_global(rows, groups):
+        if flash:
+            br, _, wr, wc, _ = flash
+            return (-(-rows // br) * wc, groups * wr)
         return ((rows + lws * rq - 1) // (lws * rq) * lws, groups)
+
+    local = (flash[3], flash[2]) if flash else (lws, 1)
 
     # forward
     out = Operand(ctx, tag, np.full((B, H, L, DV), SENTINEL), layout)  # every element written
     lse_h, lse_b = floats(ctx, B * H * L)
-    cl.Kernel(prg, "attn_fwd")(
+    cl.Kernel(prg, name + "fwd")(
         queue,
         rows_global(L, B * H),
-        (lws, 1),
+        local,
         *q.args(),
         *k.args(),
         *v.args(),
@@ -239,7 +257,7 @@ def run_case(
     # backward, from the reference statistics (each kernel on its own)
     dlt_h, dlt_b = floats(ctx, B * H * L)
     o_ref = Operand(ctx, tag, out_ref, layout)
-    cl.Kernel(prg, "attn_bwd_delta")(
+    cl.Kernel(prg, name + "bwd_delta")(
         queue,
         (-(-B * H * L // lws) * lws,),
         (lws,),
@@ -259,10 +277,10 @@ def run_case(
     dlt_in = buffer(ctx, np.concatenate([np.zeros(PAD), delta.ravel()]).astype(np.float32))
     dq = Operand(ctx, tag, np.full((B, H, L, D), SENTINEL), layout)
     ds_h, ds_b = floats(ctx, B * H * L * S)
-    cl.Kernel(prg, "attn_bwd_dq")(
+    cl.Kernel(prg, name + "bwd_dq")(
         queue,
         rows_global(L, B * H),
-        (lws, 1),
+        local,
         *q.args(),
         *k.args(),
         *v.args(),
@@ -284,10 +302,10 @@ def run_case(
     )
     dk = Operand(ctx, tag, np.full((B, HK, S, D), SENTINEL), layout)
     dv = Operand(ctx, tag, np.full((B, HK, S, DV), SENTINEL), layout)
-    cl.Kernel(prg, "attn_bwd_dkv")(
+    cl.Kernel(prg, name + "bwd_dkv")(
         queue,
         rows_global(S, B * HK),
-        (lws, 1),
+        local,
         *q.args(),
         *k.args(),
         *v.args(),
