@@ -54,6 +54,29 @@ def read(paths):
     return records
 
 
+def records_from_previous(path, records):
+    """Records for the (op, dtype, pass) keys of an earlier coverage/opinfo.json whose dtype and
+    pass the new reports do not cover at all (a run of some dtypes keeps the other columns of
+    the last full run; the note must say so)."""
+    data = json.loads(pathlib.Path(path).read_text())
+    covered = {(dtype, which) for (_, dtype, which) in records}
+    kept = {}
+    for op, per in data["ops"].items():
+        for which, statuses in per.items():
+            for dtype, status in statuses.items():
+                if (dtype, which) in covered:
+                    continue
+                detail = data["failures"].get(op, {}).get(which, {}).get(dtype, "")
+                kept[(op, dtype, which)] = {
+                    "op": op,
+                    "dtype": dtype,
+                    "pass": which,
+                    "status": status,
+                    "detail": detail,
+                }
+    return kept
+
+
 def build(records, meta):
     ops = {}
     details = {}
@@ -185,8 +208,15 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default=None, help="device name (default: torch-ocl's)")
     parser.add_argument("--samples", default="all", help="samples per test in the run")
     parser.add_argument("--note", default="", help="a line about the run(s), shown under 'Run:'")
+    parser.add_argument(
+        "--keep-from",
+        default=None,
+        help="an earlier opinfo.json: the dtype columns the reports lack are taken from it",
+    )
     args = parser.parse_args(argv)
     records = read(args.reports)
+    if args.keep_from:
+        records = {**records_from_previous(args.keep_from, records), **records}
     if not records:
         parser.error("the reports hold no records")
     torch_version, device = "?", args.device

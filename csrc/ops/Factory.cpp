@@ -14,7 +14,9 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/ops/arange_native.h>
+#include <ATen/ops/complex.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/exp.h>
 #include <ATen/ops/linspace_native.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/zeros.h>
@@ -217,9 +219,29 @@ void arange_kernel(at::TensorIterator& iter, const c10::Scalar& start, const c10
 // linspace_stub (steps > 1; at::native::linspace_out handles the rest). The CPU's step type is
 // the dtype itself for floating types (half and bfloat16 round every operation, which the kernel
 // repeats) and double for integers, whose start and end are first converted to the dtype.
+// Complex: the real and imaginary parts are two real sequences (the CPU's complex step divided
+// by the real steps - 1 is the parts' steps).
+at::Tensor complex_linspace(const at::Tensor& like, const c10::Scalar& start,
+                            const c10::Scalar& end, int64_t steps) {
+  const c10::complex<double> s = start.toComplexDouble(), e = end.toComplexDouble();
+  const at::ScalarType real = c10::toRealValueType(like.scalar_type());
+  at::Tensor re = at::empty({steps}, like.options().dtype(real));
+  at::Tensor im = at::empty({steps}, like.options().dtype(real));
+  const bool wide = real == at::kDouble;
+  launch_sequence(re, Sequence::kLinspace, s.real(), e.real(), (e.real() - s.real()) / (steps - 1),
+                  0, wide);
+  launch_sequence(im, Sequence::kLinspace, s.imag(), e.imag(), (e.imag() - s.imag()) / (steps - 1),
+                  0, wide);
+  return at::complex(re, im);
+}
+
 void linspace_kernel(at::TensorIterator& iter, const c10::Scalar& start, const c10::Scalar& end,
                      int64_t steps) {
   const at::Tensor& out = iter.tensor(0);
+  if (out.is_complex()) {
+    out.copy_(complex_linspace(out, start, end, steps));
+    return;
+  }
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_ocl", [&] {
     const scalar_t s = start.to<scalar_t>(), e = end.to<scalar_t>();
     if constexpr (std::is_integral_v<scalar_t>) {
@@ -243,6 +265,9 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   at::Tensor r = result.is_contiguous() ? result : result.contiguous();
   if (steps == 1) {
     r.fill_(std::pow(base, start.to<double>()));
+  } else if (steps > 1 && r.is_complex()) {
+    // base^z = exp(z log(base)) over the complex exponents, as c10::complex's pow
+    r.copy_(at::exp(complex_linspace(r, start, end, steps) * std::log(base)));
   } else if (steps > 1) {
     AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, r.scalar_type(), "logspace_ocl", [&] {
       const scalar_t s = start.to<scalar_t>(), e = end.to<scalar_t>();

@@ -261,7 +261,13 @@ def _storage_copy(t):
     storage = t.untyped_storage()
     numel = storage.nbytes() // t.element_size()
     flat = torch.empty(0, dtype=t.dtype, device=t.device).set_(storage, 0, (numel,), (1,))
-    return flat.to("cpu").as_strided(t.shape, t.stride(), t.storage_offset())
+    copy = flat.to("cpu").as_strided(t.shape, t.stride(), t.storage_offset())
+    # The storage holds the physical values: a conjugate or negative view stays one.
+    if t.is_conj():
+        copy = copy.conj()
+    if t.is_neg():
+        copy = torch._neg_view(copy)
+    return copy
 
 
 def _to_cpu(sample):
