@@ -467,12 +467,14 @@ def _run_sample(op, cpu_args, cpu_kwargs, args, kwargs) -> tuple[str, str]:
         return "pass", ""
     try:
         torch.manual_seed(0)
-        ref64 = _round_like(func(*tree_map(_to_float64, cpu_args), **cpu_kwargs), ref)
+        args64, kwargs64 = tree_map(_to_float64, (cpu_args, cpu_kwargs))
+        ref64 = _round_like(func(*args64, **kwargs64), ref)
     except Exception:  # noqa: BLE001
-        ref64 = None
-    if ref64 is not None and _mismatch(actual, ref64, op.full_name) is None:
+        return "wrong", bad
+    bad64 = _mismatch(actual, ref64, op.full_name) if ref64 is not None else "no float64 result"
+    if bad64 is None:
         return "pass", ""
-    return "wrong", bad
+    return "wrong", f"{bad} (against float64 rounded to the dtype: {bad64})"
 
 
 # --------------------------------------------------------------------------------------------
