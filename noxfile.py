@@ -14,6 +14,7 @@
     nox -s test-intel        the test suites on Intel's CPU OpenCL runtime (opencl-rt from PyPI)
     nox -s bench             benchmarks/bench_runtime.py against the built wheel
     nox -s bench-compile     benchmarks/bench_compile.py (torch.compile vs eager, ocl and CPU)
+    nox -s compile-opinfo    PyTorch's OpInfo (pointwise, reductions) through torch.compile on ocl
     nox -s stress            the thread stress tests, 20x longer than in the default suite
     nox -s test -- -x -k add extra arguments go to pytest (to bench_runtime.py for bench)
     nox -s lint -- fix       apply ruff and clang-format fixes instead of checking
@@ -495,6 +496,27 @@ def coverage(session: nox.Session) -> None:
     )  # fmt: skip
     session.log(f"OpInfo sweep took {time.monotonic() - start:.0f} s")
     session.run("python", "ci/opinfo_coverage.py", str(report))
+
+
+@nox.session(name="compile-opinfo")
+def compile_opinfo(session: nox.Session) -> None:
+    """PyTorch's OpInfo through torch.compile on ocl, the full sweep
+    (tests/inductor/test_inductor_opinfo.py with TORCH_OCL_COMPILE_OPINFO=full: every pointwise
+    and reduction op, float32 and float16, compiled by Inductor and compared with eager on the
+    CPU); one JSON line per test in .nox/compile-opinfo-report.jsonl. Arguments go to pytest
+    (e.g. -k sin)."""
+    _install_wheel(session, "pocl,test")
+    _require_device(session)
+    report = ROOT / ".nox" / "compile-opinfo-report.jsonl"
+    report.unlink(missing_ok=True)
+    start = time.monotonic()
+    session.run(
+        "python", "-m", "pytest", "tests/inductor/test_inductor_opinfo.py", "-q",
+        # The full sweep marks itself slow, which the default addopts (-m 'not slow') leave out.
+        "-m", "slow", *session.posargs,
+        env={"TORCH_OCL_COMPILE_OPINFO": "full", "TORCH_OCL_COMPILE_OPINFO_REPORT": str(report)},
+    )  # fmt: skip
+    session.log(f"OpInfo-through-compile sweep took {time.monotonic() - start:.0f} s")
 
 
 @nox.session

@@ -5,6 +5,8 @@ import). ``install()`` (called by torch_ocl's import) only arranges that:
 
 - when ``torch._dynamo.device_interface`` is imported, ``OclDeviceInterface`` is registered
   for "ocl" (streams, events, device properties for Dynamo and Inductor);
+- when ``torch._subclasses.fake_impls`` is imported, its fake convolutions give ocl results the
+  memory formats of the native kernels (fake_conv.py);
 - when Inductor looks up ``torch.ocl.Scheduling`` and the wrapper code generators (the
   PrivateUse1 lookup of ``init_backend_registration``), ``backend_class`` imports the code
   generator (``backend.py``), which registers the device op overrides too.
@@ -32,8 +34,15 @@ def _register_interface(device_interface: ModuleType) -> None:
     device_interface.register_interface_for_device("ocl", OclDeviceInterface)
 
 
+def _fake_convolutions(fake_impls: ModuleType) -> None:
+    from .fake_conv import install as install_fake_conv
+
+    install_fake_conv(fake_impls)
+
+
 _HOOKS: dict[str, Callable[[ModuleType], None]] = {
     "torch._dynamo.device_interface": _register_interface,
+    "torch._subclasses.fake_impls": _fake_convolutions,
 }
 
 
