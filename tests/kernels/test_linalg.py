@@ -164,6 +164,7 @@ def test_trsm(ctx, queue, build, rng, tag, lower, unit):
         np.int32(r),
         np.int32(lower),
         np.int32(unit),
+        np.int32(0),  # conj: real matrices
     )
     x = get(queue, xb, xh, rhs.shape, xst)
     for q in range(b):
