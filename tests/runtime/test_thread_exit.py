@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 
+import pytest
 import torch
 from ocl_testing import DEVICE, make_cpu
 
@@ -47,6 +48,22 @@ def test_threads_whose_first_driver_call_makes_their_kernel_exit_cleanly(subproc
     assert proc.stdout.split() == ["ok"]
 
 
+def _intel_cpu_runtime() -> bool:
+    if not torch.ocl.is_available():
+        return False
+    return "Intel(R) OpenCL" in torch.ocl.get_device_properties().platform
+
+
+# Seen on Intel's CPU runtime 2021.2 only, about 1 run in 8, with this build and the one before
+# it (never on PoCL): at exit the autograd engine's device thread "pt_autograd_0" is cancelled
+# (gdb: __do_cancel -> _Unwind_ForcedUnwind -> __gxx_personality_v0 -> std::terminate, "terminate
+# called without an active exception") while the runtime shuts down; with
+# torch.autograd.set_multithreading_enabled(False) it did not happen in 10 runs. Not fixed yet.
+@pytest.mark.xfail(
+    condition=_intel_cpu_runtime(),
+    strict=False,
+    reason="intermittent exit abort on Intel's CPU runtime (the autograd thread cancelled at exit)",
+)
 def test_process_exit_after_an_ocl_backward(subprocess_env):
     # An ocl op before the autograd engine exists: at exit the engine's device thread ends (its
     # thread-exit destructors run) while the main thread goes on through static destructors.
