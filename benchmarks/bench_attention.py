@@ -1,6 +1,7 @@
 """scaled_dot_product_attention on ocl against CPU torch, in one run.
 
-    python benchmarks/bench_attention.py [--json results.json] [--shape B H S D] [--causal]
+    python benchmarks/bench_attention.py [--json results.json] [--png chart.png]
+        [--shape B H S D] [--causal]
 
 Times forward alone and forward + backward (gradients of q, k and v) of
 `torch.nn.functional.scaled_dot_product_attention` at float32, by default b4 h8 s256 d64, on the
@@ -9,7 +10,8 @@ picks: reported as "ocl_backend") and on the CPU (CPU torch's own choice: its fl
 kernel for these shapes). Also the math path on ocl (`sdpa_kernel(SDPBackend.MATH)`: matmul +
 softmax kernels) for comparison. Times are the best of several repeats, the sides taking turns
 within each repeat; the device is synchronised before and after each timed loop. The JSON
-holds milliseconds per call and the ratios ocl / CPU (lower is better).
+holds milliseconds per call and the ratios ocl / CPU (lower is better); --png draws them (the
+default is beside --json, with .png).
 """
 
 from __future__ import annotations
@@ -89,9 +91,47 @@ def chosen_backend(q, k, v, causal) -> str:
     return names[torch._fused_sdp_choice(q, k, v, is_causal=causal)]
 
 
+def chart(result: dict, path: str) -> None:
+    """Bars of ocl time / CPU time for the fused kernel and the math path, forward and
+    forward + backward."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for key, label in (("forward", "forward"), ("forward_backward", "forward+backward")):
+        part = result[key]
+        rows.append((f"{label}, fused", part["ratio"], part["ocl_ms"], part["cpu_ms"]))
+        math = (part["math_ratio"], part["ocl_math_ms"], part["cpu_ms"])
+        rows.append((f"{label}, math path", *math))
+    fig, ax = plt.subplots(figsize=(8, 3))
+    bars = ax.barh([r[0] for r in rows], [r[1] for r in rows], color="tab:blue")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    for bar, (_, ratio, ocl_ms, cpu_ms) in zip(bars, rows, strict=True):
+        ax.text(
+            bar.get_width(),
+            bar.get_y() + bar.get_height() / 2,
+            f" {ratio:.2f}x ({ocl_ms:.1f} / {cpu_ms:.1f} ms)",
+            va="center",
+            fontsize=8,
+        )
+    ax.invert_yaxis()
+    shape = result["shape"]
+    ax.set_xlabel("ocl time / CPU torch time (lower is better)")
+    ax.set_title(
+        f"scaled_dot_product_attention b{shape['B']} h{shape['H']} s{shape['S']} d{shape['D']}"
+        f"{' causal' if shape['causal'] else ''}, profile {result['meta']['profile']}"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--png", help="draw the ratios into this PNG (default: beside --json)")
     parser.add_argument(
         "--shape", type=int, nargs=4, default=[4, 8, 256, 64], metavar=("B", "H", "S", "D")
     )
@@ -167,6 +207,10 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
+    png = args.png or (os.path.splitext(args.json)[0] + ".png" if args.json else None)
+    if png:
+        chart(result, png)
+        print(f"chart: {png}")
 
 
 if __name__ == "__main__":
