@@ -119,6 +119,22 @@ at::Tensor prepare_out(const at::Tensor& out, at::IntArrayRef sizes,
 
 namespace structured_detail {
 
+void check_input_devices(const std::vector<const at::Tensor*>& inputs) {
+  const at::Tensor* first = nullptr;
+  for (const at::Tensor* t : inputs) {
+    if (t->dim() == 0 && t->device().is_cpu()) continue;
+    if (first == nullptr) {
+      first = t;
+      continue;
+    }
+    TORCH_CHECK(t->device() == first->device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                first->device(), " and ", t->device(),
+                "! (torch-ocl: move them to one device, "
+                "e.g. with .to(\"ocl\"))");
+  }
+}
+
 at::Tensor allocate_output(at::IntArrayRef sizes, at::IntArrayRef strides,
                            const at::TensorOptions& options) {
   if (strides.empty()) return at::empty(sizes, options);

@@ -162,6 +162,11 @@ const at::Tensor* tensor_arg(const Args&... args) {
   return nullptr;
 }
 
+// The inputs' devices, as ATen's generated CUDA wrappers check them: every input tensor but a
+// 0-dim CPU one (a scalar, which TensorIterator accepts) on one device. (out= tensors have their
+// own check, with ATen's out= message.)
+void check_input_devices(const std::vector<const at::Tensor*>& inputs);
+
 // A functional variant's new output.
 at::Tensor allocate_output(at::IntArrayRef sizes, at::IntArrayRef strides,
                            const at::TensorOptions& options);
@@ -209,10 +214,11 @@ class Call final : public Meta {
 // Runs meta, then the kernel on working outputs, then copies temporaries back.
 template <class Meta, size_t N, int kSamePosition, class Kernel, class... Args>
 Outputs<N> run(Mode mode, const Outputs<N>& given, Kernel kernel, const Args&... args) {
-  Call<Meta, N> call(mode, given);
-  call.meta(meta_arg(args)...);
   std::vector<const at::Tensor*> inputs;
   (collect(inputs, args), ...);
+  check_input_devices(inputs);
+  Call<Meta, N> call(mode, given);
+  call.meta(meta_arg(args)...);
   const at::Tensor* same_position = nullptr;
   if constexpr (kSamePosition >= 0) same_position = tensor_arg<kSamePosition>(args...);
   const Outputs<N>& outs = call.outputs();
@@ -247,26 +253,22 @@ struct Structured<Meta, kKernel, kSamePosition> {
       return {outs[0], outs[1]};
   }
 
-  static at::Tensor& out(A0 a0, Rest... rest, at::Tensor& out)
-    requires(N == 1)
-  {
+  static at::Tensor& out(A0 a0, Rest... rest, at::Tensor& out) requires(N == 1) {
     structured_detail::run<Meta, N, kSamePosition>(structured_detail::Mode::kOut, Outputs<N>{out},
                                                    kKernel, a0, rest...);
     return out;
   }
 
   static std::tuple<at::Tensor&, at::Tensor&> out2(A0 a0, Rest... rest, at::Tensor& out0,
-                                                   at::Tensor& out1)
-    requires(N == 2)
-  {
+                                                   at::Tensor& out1) requires(N == 2) {
     structured_detail::run<Meta, N, kSamePosition>(structured_detail::Mode::kOut,
                                                    Outputs<N>{out0, out1}, kKernel, a0, rest...);
     return {out0, out1};
   }
 
-  static at::Tensor& inplace(at::Tensor& self, Rest... rest)
-    requires(N == 1 && std::is_same_v<A0, const at::Tensor&>)
-  {
+  static at::Tensor& inplace(at::Tensor& self,
+                             Rest... rest) requires(N == 1 &&
+                                                    std::is_same_v<A0, const at::Tensor&>) {
     structured_detail::run<Meta, N, kSamePosition>(structured_detail::Mode::kInplace,
                                                    Outputs<N>{self}, kKernel, self, rest...);
     return self;
@@ -330,9 +332,8 @@ Outputs<N> run_aten(Mode mode, const Outputs<N>& given, const Args&... args) {
   AtenCall<Impl, N> call(mode, given);
   call.meta(meta_arg(args)...);
   const Outputs<N>& o = call.outs();
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    call.impl(meta_arg(args)..., o[I]...);
-  }(std::make_index_sequence<N>{});
+  [&]<size_t... I>(std::index_sequence<I...>) { call.impl(meta_arg(args)..., o[I]...); }
+  (std::make_index_sequence<N>{});
   return o;
 }
 
@@ -355,40 +356,28 @@ struct AtenStructuredOps {
     else
       return std::apply([](auto&... t) { return Result{t...}; }, o);
   }
-  static at::Tensor& out(First a0, Rest... rest, at::Tensor& out)
-    requires(N == 1)
-  {
+  static at::Tensor& out(First a0, Rest... rest, at::Tensor& out) requires(N == 1) {
     run_aten<Impl, N>(Mode::kOut, Outputs<N>{out}, a0, rest...);
     return out;
   }
   static std::tuple<at::Tensor&, at::Tensor&> out2(First a0, Rest... rest, at::Tensor& out0,
-                                                   at::Tensor& out1)
-    requires(N == 2)
-  {
+                                                   at::Tensor& out1) requires(N == 2) {
     run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1}, a0, rest...);
     return {out0, out1};
   }
   static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> out3(First a0, Rest... rest,
                                                                 at::Tensor& out0, at::Tensor& out1,
-                                                                at::Tensor& out2)
-    requires(N == 3)
-  {
+                                                                at::Tensor& out2) requires(N == 3) {
     run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1, out2}, a0, rest...);
     return {out0, out1, out2};
   }
-  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> out4(First a0, Rest... rest,
-                                                                             at::Tensor& out0,
-                                                                             at::Tensor& out1,
-                                                                             at::Tensor& out2,
-                                                                             at::Tensor& out3)
-    requires(N == 4)
-  {
+  static std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> out4(
+      First a0, Rest... rest, at::Tensor& out0, at::Tensor& out1, at::Tensor& out2,
+      at::Tensor& out3) requires(N == 4) {
     run_aten<Impl, N>(Mode::kOut, Outputs<N>{out0, out1, out2, out3}, a0, rest...);
     return {out0, out1, out2, out3};
   }
-  static at::Tensor& inplace(at::Tensor& self, Rest... rest)
-    requires(N == 1)
-  {
+  static at::Tensor& inplace(at::Tensor& self, Rest... rest) requires(N == 1) {
     run_aten<Impl, N>(Mode::kInplace, Outputs<N>{self}, self, rest...);
     return self;
   }
